@@ -1,0 +1,21 @@
+# Third-party libraries, all from Debian packages installed by scripts/setup.sh.
+find_package(Threads REQUIRED)
+find_package(simdjson REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json REQUIRED)
+
+# isa-l (streamed gzip inflate) ships no CMake config on Debian.
+find_path(ISAL_INCLUDE_DIR isa-l/igzip_lib.h REQUIRED)
+find_library(ISAL_LIBRARY isal REQUIRED)
+add_library(isal::isal UNKNOWN IMPORTED)
+set_target_properties(isal::isal PROPERTIES
+  IMPORTED_LOCATION ${ISAL_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${ISAL_INCLUDE_DIR})
+
+if(RANKSCOPE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(RANKSCOPE_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,11 @@
+// Every `rankscope` subcommand registers itself on the CLI11 app through one of these.
+// A command sets *exit_code when it runs; main() returns it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace rankscope::cli {
+
+void RegisterInfoCommand(CLI::App& app, int* exit_code);
+
+}  // namespace rankscope::cli

@@ -1,0 +1,14 @@
+// rankscope: performance troubleshooting for distributed PyTorch training.
+#include <CLI/CLI.hpp>
+
+#include "rankscope/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"rankscope: find out why a distributed PyTorch training job is slow or stuck", "rankscope"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "rankscope 0.1.0");
+  int exit_code = 0;
+  rankscope::cli::RegisterInfoCommand(app, &exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

@@ -1,0 +1,50 @@
+// EventParser: reads a chunk of traceEvents elements with simdjson On-Demand.
+//
+// The tokenizer hands over chunks of whole elements wrapped as "[e0,e1,...]". The parser reads
+// the fields rankscope uses into a RawEvent and passes it to the ModelBuilder; everything else
+// is skipped without being materialised. If a chunk is not valid JSON (corrupt bytes, invalid
+// UTF-8, too deep), it is split into single elements and each is parsed on its own, so one bad
+// event costs one skipped event, not the file. Compiled once per CPU target.
+#pragma once
+
+#include <simdjson.h>
+
+#include <string>
+
+#include "rankscope/ingest/model_builder.h"
+#include "rankscope/ingest/raw_event.h"
+
+#ifndef RANKSCOPE_TARGET_NS
+#error "event_parser.h is compiled per CPU target: define RANKSCOPE_TARGET_NS"
+#endif
+
+namespace rankscope::RANKSCOPE_TARGET_NS {
+
+class EventParser {
+ public:
+  explicit EventParser(ModelBuilder* builder) : builder_(builder) {}
+
+  // `elements` is the text between the array brackets (whole elements separated by commas);
+  // `offset` is the stream offset of its first byte.
+  void ParseChunk(std::string_view elements, uint64_t offset);
+
+ private:
+  // Parses "[" + elements + "]" in one go; returns how many elements were handed to the
+  // builder before an error (all of them when *error is empty).
+  size_t ParseWhole(std::string_view elements, uint64_t offset, std::string* error);
+  void ParseOneByOne(std::string_view elements, uint64_t offset, size_t already_done);
+  void ParseSingle(std::string_view element, uint64_t offset);
+
+  simdjson::error_code ParseEvent(simdjson::ondemand::object object, RawEvent& ev);
+  simdjson::error_code ParseArgs(simdjson::ondemand::object args, RawEvent& ev);
+  simdjson::error_code ReadTextOrArray(simdjson::ondemand::value value, std::string_view* out,
+                                       std::string* storage);
+
+  ModelBuilder* builder_;
+  simdjson::ondemand::parser parser_;
+  std::string buffer_;  // "[" + chunk + "]" + padding
+  // Arrays that we keep as text ("Process Group Ranks": [0, 1]) are rendered here.
+  std::string ranks_text_, in_split_text_, out_split_text_;
+};
+
+}  // namespace rankscope::RANKSCOPE_TARGET_NS

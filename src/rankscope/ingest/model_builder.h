@@ -1,0 +1,57 @@
+// ModelBuilder: turns RawEvents into rows of a TraceModel.
+//
+// It decides what each event is (slice, instant, memory sample, flow, metadata), resolves
+// pid/tid to a track, interns names, and counts what it skips and why.
+#pragma once
+
+#include <unordered_map>
+
+#include "rankscope/ingest/raw_event.h"
+#include "rankscope/ingest/trace_model.h"
+
+namespace rankscope {
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(TraceModel* model) : model_(model) {}
+
+  void Add(const RawEvent& ev);
+  // Counts an element that could not be parsed at all.
+  void Skip(const std::string& reason, uint64_t offset) {
+    ++model_->stats.elements;
+    model_->stats.skipped.Add(reason, offset);
+  }
+
+ private:
+  struct TrackKey {
+    JsonId pid, tid;
+    bool operator==(const TrackKey&) const = default;
+  };
+  struct TrackKeyHash {
+    size_t operator()(const TrackKey& k) const {
+      return std::hash<int64_t>()(k.pid.value * 1000003 + k.tid.value * 31 + k.pid.is_string * 2 +
+                                  k.tid.is_string);
+    }
+  };
+
+  JsonId Intern(const RawId& id);
+  uint32_t TrackFor(const RawEvent& ev);
+  uint32_t ProcessFor(const JsonId& pid);
+  void AddSlice(const RawEvent& ev, Category cat);
+  void AddInstant(const RawEvent& ev, Category cat);
+  void AddMemory(const RawEvent& ev, uint32_t track);
+  void AddFlow(const RawEvent& ev, FlowKind kind);
+  void AddMetadata(const RawEvent& ev);
+  void AddGpuInfo(const RawEvent& ev, uint32_t track);
+  void AddCollective(const RawEvent& ev, uint32_t slice);
+  Category CountCategory(const RawEvent& ev, FlowKind* flow_kind);
+
+  TraceModel* model_;
+  std::unordered_map<TrackKey, uint32_t, TrackKeyHash> track_index_;
+  std::unordered_map<int64_t, uint32_t> int_process_index_;
+  std::unordered_map<int64_t, uint32_t> string_process_index_;
+  TrackKey last_key_{};
+  uint32_t last_track_ = 0xFFFFFFFFu;
+};
+
+}  // namespace rankscope

@@ -1,0 +1,19 @@
+// Limits and knobs of the trace reader.
+#pragma once
+
+#include <cstddef>
+
+namespace rankscope {
+
+struct ReaderOptions {
+  // Target size of the pieces the traceEvents array is cut into; each is parsed in one go by a
+  // reused simdjson parser, so memory stays flat whatever the file size.
+  size_t chunk_bytes = 256 * 1024;
+  // A single traceEvents element larger than this is treated as corruption (unbalanced
+  // brackets or quotes would otherwise make the reader buffer the rest of the file).
+  size_t max_event_bytes = 64u << 20;
+  // Top-level values other than traceEvents larger than this are skipped with a warning.
+  size_t max_top_level_value_bytes = 64u << 20;
+};
+
+}  // namespace rankscope

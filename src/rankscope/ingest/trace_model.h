@@ -1,0 +1,219 @@
+// TraceModel: one rank's trace after ingestion, in compact columnar tables.
+//
+// Times are integer nanoseconds on the trace's own clock: `ts` as written in the file, converted
+// exactly from its decimal microseconds. The absolute (unix epoch) time of a timestamp is
+// `info.time_origin_ns + ts` (Kineto writes ts relative to baseTimeNanoseconds when it has one).
+//
+// Every name is an id into `strings`. Links between CPU and GPU work are kept as the raw ids the
+// profiler wrote: `correlation` (runtime launch <-> GPU activity) and `external_id` (CPU op <->
+// GPU activity); analysis builds the joins it needs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rankscope/base/string_pool.h"
+#include "rankscope/ingest/category.h"
+
+namespace rankscope {
+
+inline constexpr int64_t kNoId = -1;          // absent correlation / external id / python id
+inline constexpr uint32_t kNoDetail = 0xFFFFFFFFu;
+
+// pid and tid are integers in most traces but strings in some ("Spans", "stream 7", "").
+struct JsonId {
+  int64_t value = 0;       // the integer, or the StringId of the string
+  bool is_string = false;
+  bool operator==(const JsonId&) const = default;
+};
+
+struct Track {
+  JsonId pid;
+  JsonId tid;
+  StringId thread_name = StringPool::kEmptyId;  // from ph:M thread_name
+  int64_t sort_index = 0;
+};
+
+struct Process {
+  JsonId pid;
+  StringId name = StringPool::kEmptyId;    // from ph:M process_name
+  StringId labels = StringPool::kEmptyId;  // from ph:M process_labels ("CPU", "GPU 0")
+};
+
+// ph:X complete events (CPU ops, annotations, Python functions, runtime calls, GPU activity).
+struct SliceTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;
+  std::vector<StringId> name;
+  std::vector<uint32_t> track;
+  std::vector<Category> category;
+  std::vector<int64_t> correlation;   // args.correlation, or kNoId
+  std::vector<int64_t> external_id;   // args["External id"] / args["external id"], or kNoId
+  // Row in `gpu` (GPU activity) or `python` (python_function); kNoDetail otherwise.
+  std::vector<uint32_t> detail;
+
+  size_t size() const { return ts.size(); }
+  void reserve(size_t n);
+  size_t MemoryBytes() const;
+};
+
+// Extra columns of a GPU activity (kernel, memcpy, memset, sync).
+struct GpuActivityInfo {
+  int32_t device = -1;   // args.device, else the GPU event's pid
+  int32_t stream = -1;   // args.stream, else the GPU event's tid ("stream 7" -> 7)
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int64_t bytes = -1;    // memcpy / memset size
+  int32_t registers_per_thread = -1;
+  int32_t shared_memory = -1;
+};
+static_assert(sizeof(GpuActivityInfo) == 48, "GpuActivityInfo is a hot struct: keep it small");
+
+struct PythonFrameInfo {
+  int64_t python_id = kNoId;
+  int64_t parent_id = kNoId;
+};
+
+// Communication metadata of a slice (record_param_comms, NCCL kernels in newer traces, ...).
+struct CollectiveInfo {
+  uint32_t slice = 0;                        // row in SliceTable
+  StringId collective_name = StringPool::kEmptyId;
+  StringId dtype = StringPool::kEmptyId;
+  int64_t in_msg_nelems = -1;
+  int64_t out_msg_nelems = -1;
+  int64_t group_size = -1;
+  StringId pg_name = StringPool::kEmptyId;   // "Process Group Name"
+  StringId pg_desc = StringPool::kEmptyId;   // "Process Group Description"
+  StringId pg_ranks = StringPool::kEmptyId;  // "Process Group Ranks", as written ("[0, 1]")
+  int64_t seq = -1;                          // "Seq" when the profiler records it
+  StringId in_split = StringPool::kEmptyId;
+  StringId out_split = StringPool::kEmptyId;
+};
+
+struct InstantTable {  // ph:i / ph:I, except [memory]
+  std::vector<int64_t> ts;
+  std::vector<StringId> name;
+  std::vector<uint32_t> track;
+  std::vector<Category> category;
+  size_t size() const { return ts.size(); }
+};
+
+struct MemoryEvent {  // [memory] instants (profile_memory=True)
+  int64_t ts = 0;
+  uint32_t track = 0;
+  int32_t device_type = -1;  // 0 CPU, 1 CUDA, ...
+  int32_t device_id = -1;
+  int64_t bytes = 0;         // + allocation, - free
+  int64_t total_allocated = -1;
+  int64_t total_reserved = -1;
+  uint64_t addr = 0;
+};
+
+struct FlowEvent {  // ph:s / ph:f / ph:t
+  int64_t id = 0;
+  int64_t ts = 0;
+  uint32_t track = 0;
+  FlowKind kind = FlowKind::kOther;
+  char phase = 's';
+  bool binds_enclosing = false;  // "bp": "e"
+};
+
+struct DeviceProperties {
+  int64_t id = -1;
+  std::string name;
+  int64_t total_global_mem = -1;
+  int64_t compute_major = -1;
+  int64_t compute_minor = -1;
+  int64_t num_sms = -1;
+  int64_t max_threads_per_block = -1;
+  int64_t warp_size = -1;
+};
+
+struct ProcessGroupConfig {
+  std::string name;
+  std::string desc;
+  std::string backend_config;
+  int64_t size = -1;
+  std::vector<int64_t> ranks;
+};
+
+struct DistributedInfo {
+  bool present = false;
+  std::string backend;
+  std::optional<int64_t> rank;
+  std::optional<int64_t> world_size;
+  std::optional<int64_t> pg_count;
+  std::string nccl_version;
+  std::vector<ProcessGroupConfig> pg_config;
+};
+
+// The top-level keys of the trace object (everything but traceEvents).
+struct TraceInfo {
+  std::optional<int64_t> schema_version;
+  std::optional<int64_t> base_time_ns;    // baseTimeNanoseconds
+  int64_t time_origin_ns = 0;             // base_time_ns, or 0 when ts is absolute
+  DistributedInfo distributed;
+  bool has_device_properties = false;
+  std::vector<DeviceProperties> devices;
+  std::string trace_name;
+  std::string display_time_unit;
+  std::string host_name;
+  std::string trace_id;
+  // Other scalar top-level keys, as text (e.g. "cupti_version": "18").
+  std::map<std::string, std::string> extra;
+};
+
+// Why events were not loaded, and field values that were ignored.
+struct SkipCounts {
+  struct Entry {
+    uint64_t count = 0;
+    uint64_t first_offset = 0;  // byte offset (uncompressed) of the first occurrence
+  };
+  std::map<std::string, Entry> by_reason;
+  void Add(const std::string& reason, uint64_t offset);
+  uint64_t total() const;
+};
+
+struct IngestStats {
+  uint64_t file_bytes = 0;   // bytes on disk
+  uint64_t json_bytes = 0;   // bytes of JSON (after gunzip)
+  bool gzip = false;
+  uint64_t elements = 0;     // elements of traceEvents
+  uint64_t by_phase[128] = {};
+  // Events per category as spelled in the file ("kernel" and "Kernel" stay apart).
+  uint64_t by_known_category[kNumKnownCategories] = {};
+  std::map<std::string, uint64_t> by_other_category;  // spellings not in kKnownCategories
+  uint64_t without_category = 0;
+  SkipCounts skipped;         // events dropped
+  SkipCounts ignored_fields;  // events kept, one field ignored
+};
+
+struct TraceModel {
+  std::string path;
+  TraceInfo info;
+  StringPool strings;
+  std::vector<Track> tracks;
+  std::vector<Process> processes;
+  SliceTable slices;
+  std::vector<GpuActivityInfo> gpu;
+  std::vector<PythonFrameInfo> python;
+  std::vector<CollectiveInfo> collectives;  // sorted by slice
+  InstantTable instants;
+  std::vector<MemoryEvent> memory;
+  std::vector<FlowEvent> flows;
+  IngestStats stats;
+
+  int64_t AbsoluteNs(int64_t ts) const { return info.time_origin_ns + ts; }
+  std::string_view Str(StringId id) const { return strings.Get(id); }
+  const GpuActivityInfo* GpuInfo(size_t slice) const {
+    const uint32_t d = slices.detail[slice];
+    return d != kNoDetail && IsGpuActivity(slices.category[slice]) ? &gpu[d] : nullptr;
+  }
+  std::string JsonIdText(const JsonId& id) const;
+  size_t MemoryBytes() const;
+};
+
+}  // namespace rankscope

@@ -1,0 +1,294 @@
+#include "rankscope/ingest/trace_tokenizer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "rankscope/ingest/json_block_scanner.h"
+
+namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace {
+
+constexpr size_t kInitialWindow = 4u << 20;
+constexpr size_t kPadding = 64;
+constexpr size_t kMaxKeyBytes = 4096;
+constexpr uint64_t kNone = ~uint64_t{0};
+
+inline bool IsSpace(int c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+std::string DescribeByte(int c) {
+  if (c >= 0x20 && c < 0x7F) return fmt::format("'{}'", static_cast<char>(c));
+  return fmt::format("byte 0x{:02x}", c);
+}
+
+}  // namespace
+
+TraceTokenizer::TraceTokenizer(ByteSource* source, const ReaderOptions& options)
+    : source_(source), options_(options), buf_(std::min(kInitialWindow, options.chunk_bytes * 16) + kPadding) {}
+
+StatusOr<bool> TraceTokenizer::Refill(uint64_t keep) {
+  const size_t drop = static_cast<size_t>(keep - base_);
+  if (drop > 0) {
+    std::memmove(buf_.data(), buf_.data() + drop, end_ - drop);
+    base_ += drop;
+    end_ -= drop;
+  }
+  if (eof_) return false;
+  size_t capacity = buf_.size() - kPadding;
+  if (end_ == capacity) {
+    const size_t max_window = options_.max_event_bytes + 2 * options_.chunk_bytes + kPadding;
+    if (capacity >= max_window) {
+      return OutOfRange("more than {} MiB of input without a complete event",
+                        options_.max_event_bytes >> 20);
+    }
+    buf_.resize(std::min(capacity * 2, max_window) + kPadding);
+    capacity = buf_.size() - kPadding;
+  }
+  RANKSCOPE_ASSIGN_OR_RETURN(size_t n, source_->Read(buf_.data() + end_, capacity - end_));
+  if (n == 0) {
+    eof_ = true;
+    return false;
+  }
+  end_ += n;
+  return true;
+}
+
+StatusOr<int> TraceTokenizer::Peek(uint64_t pos) {
+  while (pos >= Limit()) {
+    RANKSCOPE_ASSIGN_OR_RETURN(bool more, Refill(std::min(pos, Limit())));
+    if (!more) return -1;
+  }
+  return static_cast<unsigned char>(*At(pos));
+}
+
+StatusOr<int> TraceTokenizer::PeekNonSpace(uint64_t* pos) {
+  while (true) {
+    RANKSCOPE_ASSIGN_OR_RETURN(int c, Peek(*pos));
+    if (!IsSpace(c)) return c;
+    ++*pos;
+  }
+}
+
+Status TraceTokenizer::Run(const TopLevelFn& on_value, const ChunkFn& on_chunk) {
+  uint64_t pos = 0;
+  RANKSCOPE_ASSIGN_OR_RETURN(int c, Peek(0));
+  if (c == -1) return DataLoss("the file is empty");
+  if (c == 0xEF) {  // UTF-8 byte order mark
+    RANKSCOPE_ASSIGN_OR_RETURN(int c1, Peek(1));
+    RANKSCOPE_ASSIGN_OR_RETURN(int c2, Peek(2));
+    if (c1 == 0xBB && c2 == 0xBF) pos = 3;
+  }
+  RANKSCOPE_ASSIGN_OR_RETURN(c, PeekNonSpace(&pos));
+  if (c == -1) return DataLoss("the file holds no JSON (only whitespace)");
+  if (c == '[') {  // the bare-array form of the Chrome trace format
+    saw_trace_events_ = true;
+    ++pos;
+    RANKSCOPE_RETURN_IF_ERROR(ReadEvents(&pos, on_chunk));
+    return ExpectEnd(pos);
+  }
+  if (c != '{') {
+    return DataLoss("not a JSON trace: expected '{{' or '[' at byte {} but found {}", pos, DescribeByte(c));
+  }
+  RANKSCOPE_RETURN_IF_ERROR(ReadTopLevelObject(pos + 1, on_value, on_chunk));
+  if (!saw_trace_events_) {
+    return DataLoss("the JSON object has no \"traceEvents\" array: not a Chrome/Kineto trace");
+  }
+  return OkStatus();
+}
+
+Status TraceTokenizer::ReadTopLevelObject(uint64_t pos, const TopLevelFn& on_value, const ChunkFn& on_chunk) {
+  bool first = true;
+  while (true) {
+    RANKSCOPE_ASSIGN_OR_RETURN(int c, PeekNonSpace(&pos));
+    if (c == '}') return ExpectEnd(pos + 1);
+    if (!first) {
+      if (c != ',') {
+        if (c == -1) return DataLoss("the file ends at byte {} before the top-level object is closed", pos);
+        return DataLoss("expected ',' or '}}' at byte {} but found {}", pos, DescribeByte(c));
+      }
+      ++pos;
+      RANKSCOPE_ASSIGN_OR_RETURN(c, PeekNonSpace(&pos));
+    }
+    first = false;
+    if (c != '"') {
+      if (c == -1) return DataLoss("the file ends at byte {} before the top-level object is closed", pos);
+      return DataLoss("expected a key at byte {} but found {}", pos, DescribeByte(c));
+    }
+    RANKSCOPE_ASSIGN_OR_RETURN(std::string key, ReadKey(&pos));
+    RANKSCOPE_ASSIGN_OR_RETURN(c, PeekNonSpace(&pos));
+    if (c != ':') return DataLoss("expected ':' after key \"{}\" at byte {}", key, pos);
+    ++pos;
+    RANKSCOPE_ASSIGN_OR_RETURN(c, PeekNonSpace(&pos));
+    if (key == "traceEvents") {
+      if (saw_trace_events_) return DataLoss("a second \"traceEvents\" key at byte {}", pos);
+      if (c != '[') return DataLoss("\"traceEvents\" at byte {} is not an array", pos);
+      saw_trace_events_ = true;
+      ++pos;
+      RANKSCOPE_RETURN_IF_ERROR(ReadEvents(&pos, on_chunk));
+      continue;
+    }
+    const uint64_t value_offset = pos;
+    std::string text;
+    bool truncated = false;
+    Status st = ReadValue(&pos, &text, &truncated);
+    if (!st.ok()) return st.WithContext(fmt::format("in the value of top-level key \"{}\"", key));
+    on_value(key, truncated ? std::string_view() : std::string_view(text), value_offset);
+  }
+}
+
+StatusOr<std::string> TraceTokenizer::ReadKey(uint64_t* pos) {
+  std::string key;
+  bool escaped = false;
+  for (uint64_t p = *pos + 1;; ++p) {
+    RANKSCOPE_ASSIGN_OR_RETURN(int c, Peek(p));
+    if (c == -1) return DataLoss("the file ends at byte {} inside a key", p);
+    if (!escaped && c == '"') {
+      *pos = p + 1;
+      return key;
+    }
+    escaped = !escaped && c == '\\';
+    if (key.size() >= kMaxKeyBytes) return DataLoss("a top-level key at byte {} is longer than {} bytes", *pos, kMaxKeyBytes);
+    key.push_back(static_cast<char>(c));
+  }
+}
+
+Status TraceTokenizer::ReadValue(uint64_t* pos, std::string* text, bool* truncated) {
+  uint64_t p = *pos;
+  int depth = 0;
+  bool in_string = false, escaped = false, started = false, scalar = false;
+  auto keep = [&](char c) {
+    if (text->size() < options_.max_top_level_value_bytes) {
+      text->push_back(c);
+    } else {
+      *truncated = true;
+    }
+  };
+  while (true) {
+    RANKSCOPE_ASSIGN_OR_RETURN(int ci, Peek(p));
+    if (ci == -1) {
+      if (scalar && !in_string) break;  // a number right before end of input
+      return DataLoss("the file ends at byte {} inside a value", p);
+    }
+    const char c = static_cast<char>(ci);
+    if (in_string) {
+      keep(c);
+      ++p;
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+        if (depth == 0) break;
+      }
+      continue;
+    }
+    if (scalar && (c == ',' || c == '}' || c == ']' || IsSpace(c))) break;
+    if (!started) {
+      started = true;
+      scalar = c != '"' && c != '{' && c != '[';
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return DataLoss("unexpected {} at byte {}", DescribeByte(ci), p);
+      --depth;
+      keep(c);
+      ++p;
+      if (depth == 0) break;
+      continue;
+    }
+    keep(c);
+    ++p;
+  }
+  *pos = p;
+  if (*truncated) text->clear();
+  return OkStatus();
+}
+
+Status TraceTokenizer::ExpectEnd(uint64_t pos) {
+  RANKSCOPE_ASSIGN_OR_RETURN(int c, PeekNonSpace(&pos));
+  if (c != -1) return DataLoss("unexpected {} at byte {} after the end of the JSON document", DescribeByte(c), pos);
+  return OkStatus();
+}
+
+void TraceTokenizer::EmitChunk(uint64_t begin, uint64_t end, const ChunkFn& on_chunk) {
+  while (begin < end && IsSpace(*At(begin))) ++begin;
+  if (begin < end && *At(begin) == ',') ++begin;
+  while (begin < end && IsSpace(*At(begin))) ++begin;
+  if (begin == end) return;
+  ++chunks_;
+  on_chunk(std::string_view(At(begin), end - begin), begin);
+}
+
+Status TraceTokenizer::ReadEvents(uint64_t* pos_io, const ChunkFn& on_chunk) {
+  ScanCarry carry;
+  int64_t depth = 1;  // 1 = inside the traceEvents array, between elements
+  uint64_t chunk_start = *pos_io;
+  uint64_t scan = *pos_io;
+  alignas(64) uint8_t tail[64];
+  while (true) {
+    const uint8_t* block;
+    if (scan + 64 <= Limit()) {
+      block = reinterpret_cast<const uint8_t*>(At(scan));
+    } else {
+      auto more = Refill(chunk_start);
+      if (!more.ok()) {
+        return DataLoss("a traceEvents element starting near byte {} is larger than {} MiB; the "
+                        "file is probably corrupt (an unclosed bracket or quote)",
+                        chunk_start, options_.max_event_bytes >> 20);
+      }
+      if (*more) continue;
+      if (scan >= Limit()) {
+        return DataLoss("the file ends at byte {} inside the traceEvents array ({}); it was "
+                        "probably cut short while being written or copied",
+                        Limit(), carry.prev_in_string ? "inside a string" :
+                                 depth > 1 ? "inside an event" : "between events");
+      }
+      std::memset(tail, ' ', sizeof(tail));
+      std::memcpy(tail, At(scan), Limit() - scan);
+      block = tail;
+    }
+    const BlockMasks m = ScanBlock(block, carry);
+    const int closes = std::popcount(m.close);
+    const bool past_target = scan + 64 - chunk_start >= options_.chunk_bytes;
+    if (closes < depth - 1 || (!past_target && closes < depth)) {
+      depth += std::popcount(m.open) - closes;
+      scan += 64;
+      continue;
+    }
+    // Depth may reach 1 (an element ends) or 0 (the array ends) in this block: walk it.
+    uint64_t bits = m.open | m.close | (past_target ? m.comma : 0);
+    uint64_t cut = kNone, array_end = kNone;
+    while (bits != 0) {
+      const int i = std::countr_zero(bits);
+      const uint64_t bit = uint64_t{1} << i;
+      bits &= bits - 1;
+      if (m.open & bit) {
+        ++depth;
+      } else if (m.close & bit) {
+        if (--depth == 0) {
+          array_end = scan + i;
+          break;
+        }
+        if (depth == 1 && past_target && cut == kNone) cut = scan + i + 1;
+      } else if (depth == 1 && cut == kNone) {  // a comma between elements
+        cut = scan + i;
+      }
+    }
+    if (cut != kNone) {
+      EmitChunk(chunk_start, cut, on_chunk);
+      chunk_start = cut;
+    }
+    if (array_end != kNone) {
+      EmitChunk(chunk_start, array_end, on_chunk);
+      *pos_io = array_end + 1;
+      return OkStatus();
+    }
+    scan += 64;
+  }
+}
+
+}  // namespace rankscope::RANKSCOPE_TARGET_NS

@@ -1,0 +1,67 @@
+// TraceTokenizer: walks a trace's bytes once, in bounded memory, and splits them into
+//  - top-level values other than traceEvents (handed over as JSON text), and
+//  - chunks of whole traceEvents elements (handed over for the EventParser).
+//
+// Top-level structure is read byte by byte (it is small); the traceEvents array is scanned
+// 64 bytes at a time (json_block_scanner.h) to find element boundaries, tracking strings and
+// bracket depth so that a '}' inside a name never cuts an event. Compiled once per CPU target.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rankscope/base/status.h"
+#include "rankscope/ingest/byte_source.h"
+#include "rankscope/ingest/reader_options.h"
+
+#ifndef RANKSCOPE_TARGET_NS
+#error "trace_tokenizer.h is compiled per CPU target: define RANKSCOPE_TARGET_NS"
+#endif
+
+namespace rankscope::RANKSCOPE_TARGET_NS {
+
+class TraceTokenizer {
+ public:
+  // key, JSON text of the value (empty if it was over the size limit), stream offset.
+  using TopLevelFn = std::function<void(std::string_view key, std::string_view value, uint64_t offset)>;
+  // Text between the array's brackets holding whole elements, stream offset of its first byte.
+  using ChunkFn = std::function<void(std::string_view elements, uint64_t offset)>;
+
+  TraceTokenizer(ByteSource* source, const ReaderOptions& options);
+
+  Status Run(const TopLevelFn& on_value, const ChunkFn& on_chunk);
+  uint64_t bytes_read() const { return base_ + end_; }
+
+ private:
+  // The window holds stream bytes [base_, base_ + end_); positions are stream offsets.
+  const char* At(uint64_t pos) const { return buf_.data() + (pos - base_); }
+  uint64_t Limit() const { return base_ + end_; }
+  // Drops bytes before `keep`, reads more. Returns false when the stream has ended.
+  StatusOr<bool> Refill(uint64_t keep);
+  // Next byte at `pos` (after refilling as needed), or -1 at end of stream.
+  StatusOr<int> Peek(uint64_t pos);
+  StatusOr<int> PeekNonSpace(uint64_t* pos);
+
+  Status ReadTopLevelObject(uint64_t pos, const TopLevelFn& on_value, const ChunkFn& on_chunk);
+  StatusOr<std::string> ReadKey(uint64_t* pos);
+  // Reads one JSON value starting at *pos into *text (up to the size limit).
+  Status ReadValue(uint64_t* pos, std::string* text, bool* truncated);
+  // Scans the traceEvents array from just after its '['; *pos ends just after its ']'.
+  Status ReadEvents(uint64_t* pos, const ChunkFn& on_chunk);
+  void EmitChunk(uint64_t begin, uint64_t end, const ChunkFn& on_chunk);
+  Status ExpectEnd(uint64_t pos);
+
+  ByteSource* source_;
+  ReaderOptions options_;
+  std::vector<char> buf_;
+  uint64_t base_ = 0;  // stream offset of buf_[0]
+  size_t end_ = 0;     // valid bytes in buf_
+  bool eof_ = false;
+  bool saw_trace_events_ = false;
+  uint64_t chunks_ = 0;
+};
+
+}  // namespace rankscope::RANKSCOPE_TARGET_NS

@@ -1,0 +1,123 @@
+// Every trace in ../shared/traces reads cleanly, with the event counts SOURCES.md records.
+#include <gtest/gtest.h>
+
+#include "rankscope/ingest/byte_source.h"
+#include "rankscope/ingest/kineto_reader.h"
+#include "test_util.h"
+
+namespace rankscope {
+namespace {
+
+struct Expected {
+  const char* path;
+  uint64_t events;    // len(traceEvents)
+  uint64_t complete;  // ph X
+  std::optional<int64_t> rank;
+  std::optional<int64_t> world;
+};
+
+// From ../shared/traces/SOURCES.md ("events (X)" and "rank/world" columns).
+const Expected kCorpus[] = {
+    {"hta/amd_mi250/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 220, 113, {}, {}},
+    {"hta/call_stack_backward_thread/backward_thread.json.gz", 7, 7, 0, {}},
+    {"hta/cpu_only_gloo/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 30, 16, 34, 300},
+    {"hta/cuda_event_sync_a100/event_sync_trace.json.gz", 92, 33, 0, {}},
+    {"hta/distinfo_unavailable/distributed_info_not_found.json.gz", 2467, 2467, {}, {}},
+    {"hta/nccl_2rank_a100/nccl_data.json.gz", 40573, 26933, 0, 2},
+    {"hta/negative_queue_len_a100/rank0.json.gz", 108936, 67217, 0, 16},
+    {"hta/ns_resolution_v100/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 68692, 45420, 0, 1},
+    {"hta/old_cat_names/inference_rank_1.json.gz", 54, 13, 1, {}},
+    {"hta/rank_unavailable/rank_not_found.json.gz", 2467, 2467, {}, {}},
+    {"hta/trace_diff_control_a100/control.json.gz", 109123, 74937, 3, 8},
+    {"hta/trace_diff_test_v100/test.json.gz", 105167, 68324, 1, 2},
+    {"hta/triton_a100/triton_example.json.gz", 71, 8, {}, {}},
+    {"kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz", 75718, 44666, {}, {}},
+    {"kineto/resnet50_workers4/worker0.1623212756351.pt.trace.json.gz", 71424, 41906, {}, {}},
+    {"tracelens/mi210_gpu_only/gpu_only_trace.json.gz", 2443, 1194, {}, {}},
+};
+
+class RealTraceTest : public ::testing::TestWithParam<Expected> {};
+
+TEST_P(RealTraceTest, CountsMatchSources) {
+  const Expected& e = GetParam();
+  auto model = ReadKinetoTrace(testing::TracePath(e.path));
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const TraceModel& m = *model;
+  EXPECT_EQ(m.stats.elements, e.events);
+  EXPECT_EQ(m.stats.by_phase[static_cast<int>('X')], e.complete);
+  EXPECT_EQ(m.stats.skipped.total(), 0u);
+  EXPECT_EQ(m.slices.size(), e.complete);  // every X event is a slice
+  EXPECT_EQ(m.info.distributed.rank, e.rank);
+  EXPECT_EQ(m.info.distributed.world_size, e.world);
+  EXPECT_TRUE(m.stats.gzip);
+  for (size_t i = 0; i < m.slices.size(); ++i) {
+    if (const GpuActivityInfo* g = m.GpuInfo(i)) {
+      ASSERT_GE(g->device, 0) << m.Str(m.slices.name[i]);
+    }
+  }
+}
+
+// The same bytes uncompressed, cut into small chunks, give the identical model.
+TEST_P(RealTraceTest, PlainAndSmallChunksGiveTheSameModel) {
+  const Expected& e = GetParam();
+  auto gz = ReadKinetoTrace(testing::TracePath(e.path));
+  ASSERT_TRUE(gz.ok());
+  auto source = OpenTraceFile(testing::TracePath(e.path));
+  ASSERT_TRUE(source.ok());
+  std::string json;
+  std::string buf(1 << 20, '\0');
+  while (true) {
+    auto n = (*source)->Read(buf.data(), buf.size());
+    ASSERT_TRUE(n.ok());
+    if (*n == 0) break;
+    json.append(buf.data(), *n);
+  }
+  ReaderOptions small;
+  small.chunk_bytes = 1000;
+  auto plain = ReadKinetoTraceBytes(json, e.path, small);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->stats.json_bytes, json.size());
+  EXPECT_EQ(plain->slices.ts, gz->slices.ts);
+  EXPECT_EQ(plain->slices.dur, gz->slices.dur);
+  EXPECT_EQ(plain->slices.correlation, gz->slices.correlation);
+  EXPECT_EQ(plain->slices.external_id, gz->slices.external_id);
+  EXPECT_EQ(plain->flows.size(), gz->flows.size());
+  EXPECT_EQ(plain->memory.size(), gz->memory.size());
+  EXPECT_EQ(plain->collectives.size(), gz->collectives.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, RealTraceTest, ::testing::ValuesIn(kCorpus),
+                         [](const ::testing::TestParamInfo<Expected>& info) {
+                           std::string name = info.param.path;
+                           name = name.substr(0, name.find('/', name.find('/') + 1));
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
+
+// Spot values read off the files by hand.
+TEST(RealTraceSpotTest, FloatTimestampsRelativeToBase) {
+  auto m = ReadKinetoTrace(testing::TracePath("hta/nccl_2rank_a100/nccl_data.json.gz"));
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->info.base_time_ns, 1711964646000000000);
+  // The last event, "Record Window End", "ts": 4458677117099.727
+  EXPECT_EQ(m->instants.ts.back(), 4458677117099727);
+  EXPECT_EQ(m->AbsoluteNs(m->instants.ts.back()), 1711964646000000000 + 4458677117099727);
+}
+
+TEST(RealTraceSpotTest, OldestSchemaStringStreams) {
+  auto m = ReadKinetoTrace(testing::TracePath("kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz"));
+  ASSERT_TRUE(m.ok());
+  size_t kernels = 0;
+  for (size_t i = 0; i < m->slices.size(); ++i) {
+    if (m->slices.category[i] != Category::kKernel) continue;
+    ++kernels;
+    ASSERT_EQ(m->GpuInfo(i)->stream, 7);
+    ASSERT_NE(m->slices.correlation[i], kNoId);
+  }
+  EXPECT_EQ(kernels, 8772u);
+  EXPECT_EQ(m->memory.size(), 12838u);  // 12840 ph:i, two of which are profiler markers
+  EXPECT_EQ(m->instants.size(), 2u);
+}
+
+}  // namespace
+}  // namespace rankscope

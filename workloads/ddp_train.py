@@ -1,0 +1,137 @@
+"""A small data-parallel training job for demos and tests (CPU, gloo, torchrun).
+
+It trains a small CNN on synthetic data through a real DataLoader and DistributedDataParallel,
+and can record the profiled steps of every rank with torch.profiler:
+
+    torchrun --nproc_per_node=4 workloads/ddp_train.py --steps 8 --profile-dir out/traces
+
+Faults can be injected on one rank to create ground truth for the diagnosis:
+
+    --fault slow-data:RANK:MS        the rank's DataLoader sleeps MS per batch
+    --fault slow-forward:RANK:MS     the rank does MS of extra compute in forward
+    --fault slow-collective:RANK:MS  the rank sleeps MS before its gradient all-reduce
+"""
+
+import argparse
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class SyntheticImages(Dataset):
+    def __init__(self, n, delay_s=0.0):
+        self.n = n
+        self.delay_s = delay_s
+        g = torch.Generator().manual_seed(0)
+        self.x = torch.randn(n, 3, 32, 32, generator=g)
+        self.y = torch.randint(0, 10, (n,), generator=g)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        return self.x[i], self.y[i]
+
+
+class SmallNet(nn.Module):
+    def __init__(self, extra_compute_s=0.0):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(32 * 8 * 8, 128), nn.ReLU(), nn.Linear(128, 10))
+        self.extra_compute_s = extra_compute_s
+
+    def forward(self, x):
+        if self.extra_compute_s:
+            burn_cpu(self.extra_compute_s)
+        return self.head(self.features(x))
+
+
+def burn_cpu(seconds):
+    """Real work (matmuls) for about `seconds`, so it shows up as CPU ops in the trace."""
+    a = torch.randn(128, 128)
+    end = time.perf_counter() + seconds
+    with torch.profiler.record_function("injected_extra_compute"):
+        while time.perf_counter() < end:
+            a = torch.tanh(a @ a)
+
+
+def parse_fault(text):
+    if not text:
+        return None, -1, 0.0
+    kind, rank, ms = text.split(":")
+    return kind, int(rank), float(ms) / 1000.0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--profile-dir", default="", help="write rank<R>.pt.trace.json.gz here")
+    p.add_argument("--profile-wait", type=int, default=2, help="steps before profiling starts")
+    p.add_argument("--profile-active", type=int, default=4, help="profiled steps")
+    p.add_argument("--with-stack", action="store_true")
+    p.add_argument("--profile-memory", action="store_true")
+    p.add_argument("--fault", default="", help="KIND:RANK:MS (see above)")
+    args = p.parse_args()
+
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    kind, fault_rank, fault_s = parse_fault(args.fault)
+    mine = rank == fault_rank
+
+    data_delay = fault_s / args.batch_size if mine and kind == "slow-data" else 0.0
+    dataset = SyntheticImages(args.batch_size * (args.steps + 1) * world, delay_s=data_delay)
+    sampler = torch.utils.data.distributed.DistributedSampler(dataset, shuffle=False)
+    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, num_workers=0)
+    model = SmallNet(extra_compute_s=fault_s if mine and kind == "slow-forward" else 0.0)
+    ddp = nn.parallel.DistributedDataParallel(model)
+    if mine and kind == "slow-collective":
+        def delayed_allreduce(state, bucket):
+            time.sleep(fault_s)
+            return dist.all_reduce(bucket.buffer(), async_op=True).get_future().then(
+                lambda f: f.value()[0] / world)
+        ddp.register_comm_hook(None, delayed_allreduce)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+
+    profiler = None
+    if args.profile_dir:
+        os.makedirs(args.profile_dir, exist_ok=True)
+        out = os.path.join(args.profile_dir, f"rank{rank}.pt.trace.json.gz")
+        profiler = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU],
+            schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active),
+            on_trace_ready=lambda prof: prof.export_chrome_trace(out),
+            with_stack=args.with_stack, profile_memory=args.profile_memory, record_shapes=True)
+        profiler.start()
+    step = 0
+    for x, y in loader:
+        if step >= args.steps:
+            break
+        opt.zero_grad()
+        loss = loss_fn(ddp(x), y)
+        loss.backward()
+        opt.step()
+        step += 1
+        if profiler:
+            profiler.step()
+    if profiler:
+        profiler.stop()
+    dist.barrier()
+    dist.destroy_process_group()
+    if rank == 0:
+        print(f"trained {step} steps on {world} ranks" + (f"; traces in {args.profile_dir}" if profiler else ""))
+
+
+if __name__ == "__main__":
+    main()
