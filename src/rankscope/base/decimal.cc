@@ -1,5 +1,6 @@
 #include "rankscope/base/decimal.h"
 
+#include <cstddef>
 #include <limits>
 
 namespace rankscope {
@@ -39,9 +40,41 @@ bool ScaleDigits(std::string_view digits, int64_t exp10, bool negative, int64_t*
   return true;
 }
 
+
+// One pass over the common shapes ("1707417525512145", "4424458002433.952"): at most 19 digits
+// in all after scaling (so they fit in uint64), at most `scale_digits` fraction digits, no
+// exponent. Returns false for anything else
+// (which ParseGeneral then handles, or rejects).
+inline bool ParseFast(std::string_view text, int scale_digits, int64_t* out) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  const bool negative = p != end && *p == '-';
+  p += negative;
+  const char* const int_begin = p;
+  uint64_t v = 0;
+  while (p != end && IsDigit(*p)) v = v * 10 + static_cast<unsigned>(*p++ - '0');
+  const std::ptrdiff_t int_digits = p - int_begin;
+  if (int_digits == 0 || int_digits + scale_digits > 19) return false;
+  int frac_digits = 0;
+  if (p != end && *p == '.') {
+    ++p;
+    while (p != end && IsDigit(*p) && frac_digits < scale_digits) {
+      v = v * 10 + static_cast<unsigned>(*p++ - '0');
+      ++frac_digits;
+    }
+    if (frac_digits == 0) return false;
+  }
+  if (p != end) return false;  // more fraction digits, an exponent, or junk
+  for (int k = frac_digits; k < scale_digits; ++k) v *= 10;
+  if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;  // let the general path decide
+  *out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+
 }  // namespace
 
 NumberError ParseScaledDecimal(std::string_view text, int scale_digits, int64_t* out) {
+  if (ParseFast(text, scale_digits, out)) return NumberError::kOk;
   size_t i = 0;
   const size_t n = text.size();
   bool negative = false;
@@ -72,18 +105,6 @@ NumberError ParseScaledDecimal(std::string_view text, int scale_digits, int64_t*
     if (exp_negative) exp10 = -exp10;
   }
   if (i != n) return NumberError::kNotANumber;
-
-  // Fast path: no exponent, at most `scale_digits` fraction digits, short integer part.
-  const size_t int_digits = int_end - int_begin;
-  const size_t frac_digits = frac_end - frac_begin;
-  if (exp10 == 0 && int_digits <= 15 && frac_digits <= static_cast<size_t>(scale_digits)) {
-    int64_t v = 0;
-    for (size_t k = int_begin; k < int_end; ++k) v = v * 10 + (text[k] - '0');
-    for (size_t k = frac_begin; k < frac_end; ++k) v = v * 10 + (text[k] - '0');
-    for (size_t k = frac_digits; k < static_cast<size_t>(scale_digits); ++k) v *= 10;
-    *out = negative ? -v : v;
-    return NumberError::kOk;
-  }
 
   // General path: concatenate significant digits and track the decimal exponent.
   char buf[64];

@@ -71,10 +71,13 @@ inline constexpr CategorySpelling kKnownCategories[] = {
 inline constexpr int kNumKnownCategories =
     static_cast<int>(sizeof(kKnownCategories) / sizeof(kKnownCategories[0]));
 
-// Index into kKnownCategories, or -1.
+// Index into kKnownCategories, or -1. Called once per event: candidates are narrowed by length
+// and first letter before any comparison.
 inline int FindCategorySpelling(std::string_view text) {
+  if (text.empty()) return -1;
   for (int i = 0; i < kNumKnownCategories; ++i) {
-    if (kKnownCategories[i].text == text) return i;
+    const std::string_view known = kKnownCategories[i].text;
+    if (known.size() == text.size() && known[0] == text[0] && known == text) return i;
   }
   return -1;
 }

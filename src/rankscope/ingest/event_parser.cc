@@ -11,6 +11,7 @@ namespace rankscope::RANKSCOPE_TARGET_NS {
 namespace {
 
 namespace od = simdjson::ondemand;
+using namespace std::string_view_literals;  // keys as string_view: memcmp of a known size
 using simdjson::error_code;
 
 // Errors that mean "this value has another type": the parser can carry on past them.
@@ -42,6 +43,10 @@ error_code ReadMicros(od::value& value, int64_t* out, RawEvent& ev, const char* 
 }
 
 error_code ReadId(od::value& value, RawId* out, RawEvent& ev) {
+  // Most pids/tids are integers: try that first and only then look at the type.
+  const error_code as_int = value.get_int64().get(out->number);
+  if (as_int == simdjson::SUCCESS) return as_int;
+  if (!IsTypeError(as_int)) return as_int;
   od::json_type type;
   if (auto e = value.type().get(type)) return e;
   if (type == od::json_type::string) {
@@ -49,7 +54,6 @@ error_code ReadId(od::value& value, RawId* out, RawEvent& ev) {
     return value.get_string().get(out->text);
   }
   if (type == od::json_type::number) {
-    if (value.get_int64().get(out->number) == simdjson::SUCCESS) return simdjson::SUCCESS;
     // A float or a huge integer: keep its text as a string id rather than guess.
     out->is_string = true;
     out->text = TrimToken(value.raw_json_token());
@@ -167,108 +171,108 @@ error_code EventParser::ParseArgs(od::object args, RawEvent& ev) {
     error_code e = simdjson::SUCCESS;
     switch (key.raw()[0]) {
       case 'E':
-        if (key.unsafe_is_equal("External id")) {
+        if (key.unsafe_is_equal("External id"sv)) {
           e = ReadIntArg(v, &ev.external_id, ev, RawEvent::kExternalId, "args.External id is not an integer");
         }
         break;
       case 'e':
-        if (key.unsafe_is_equal("external id")) {
+        if (key.unsafe_is_equal("external id"sv)) {
           e = ReadIntArg(v, &ev.external_id, ev, RawEvent::kExternalId, "args.external id is not an integer");
         }
         break;
       case 'c':
-        if (key.unsafe_is_equal("correlation")) {
+        if (key.unsafe_is_equal("correlation"sv)) {
           e = ReadIntArg(v, &ev.correlation, ev, RawEvent::kCorrelation, "args.correlation is not an integer");
         }
         break;
       case 's':
-        if (key.unsafe_is_equal("stream")) {
+        if (key.unsafe_is_equal("stream"sv)) {
           e = ReadStreamArg(v, ev);
-        } else if (key.unsafe_is_equal("shared memory")) {
+        } else if (key.unsafe_is_equal("shared memory"sv)) {
           e = ReadIntArg(v, &ev.shared_memory, ev, RawEvent::kSharedMemory, "args.shared memory is not an integer");
-        } else if (key.unsafe_is_equal("sort_index")) {
+        } else if (key.unsafe_is_equal("sort_index"sv)) {
           e = ReadIntArg(v, &ev.sort_index, ev, RawEvent::kSortIndex, "args.sort_index is not an integer");
         }
         break;
       case 'd':
-        if (key.unsafe_is_equal("device")) {
+        if (key.unsafe_is_equal("device"sv)) {
           e = ReadIntArg(v, &ev.device, ev, RawEvent::kDevice, "args.device is not an integer");
-        } else if (key.unsafe_is_equal("dtype")) {
+        } else if (key.unsafe_is_equal("dtype"sv)) {
           e = ReadStringArg(v, &ev.dtype, ev, RawEvent::kDtype, "args.dtype is not a string");
         }
         break;
       case 'g':
-        if (key.unsafe_is_equal("grid")) e = ReadDim3(v, ev.grid, ev, RawEvent::kGrid);
+        if (key.unsafe_is_equal("grid"sv)) e = ReadDim3(v, ev.grid, ev, RawEvent::kGrid);
         break;
       case 'b':
-        if (key.unsafe_is_equal("block")) {
+        if (key.unsafe_is_equal("block"sv)) {
           e = ReadDim3(v, ev.block, ev, RawEvent::kBlock);
-        } else if (key.unsafe_is_equal("bytes")) {
+        } else if (key.unsafe_is_equal("bytes"sv)) {
           e = ReadIntArg(v, &ev.bytes, ev, RawEvent::kBytes, "args.bytes is not an integer");
         }
         break;
       case 'r':
-        if (key.unsafe_is_equal("registers per thread")) {
+        if (key.unsafe_is_equal("registers per thread"sv)) {
           e = ReadIntArg(v, &ev.registers, ev, RawEvent::kRegisters, "args.registers per thread is not an integer");
         }
         break;
       case 'P':
-        if (key.unsafe_is_equal("Python id")) {
+        if (key.unsafe_is_equal("Python id"sv)) {
           e = ReadIntArg(v, &ev.python_id, ev, RawEvent::kPythonId, "args.Python id is not an integer");
-        } else if (key.unsafe_is_equal("Python parent id")) {
+        } else if (key.unsafe_is_equal("Python parent id"sv)) {
           e = ReadIntArg(v, &ev.python_parent_id, ev, RawEvent::kPythonParentId, "args.Python parent id is not an integer");
-        } else if (key.unsafe_is_equal("Process Group Name")) {
+        } else if (key.unsafe_is_equal("Process Group Name"sv)) {
           e = ReadStringArg(v, &ev.pg_name, ev, RawEvent::kPgName, "args.Process Group Name is not a string");
-        } else if (key.unsafe_is_equal("Process Group Description")) {
+        } else if (key.unsafe_is_equal("Process Group Description"sv)) {
           e = ReadStringArg(v, &ev.pg_desc, ev, RawEvent::kPgDesc, "args.Process Group Description is not a string");
-        } else if (key.unsafe_is_equal("Process Group Ranks")) {
+        } else if (key.unsafe_is_equal("Process Group Ranks"sv)) {
           e = ReadTextOrArray(v, &ev.pg_ranks, &ranks_text_);
           if (e == simdjson::SUCCESS) ev.present |= RawEvent::kPgRanks;
         }
         break;
       case 'C':
-        if (key.unsafe_is_equal("Collective name")) {
+        if (key.unsafe_is_equal("Collective name"sv)) {
           e = ReadStringArg(v, &ev.collective_name, ev, RawEvent::kCollectiveName, "args.Collective name is not a string");
         }
         break;
       case 'I':
-        if (key.unsafe_is_equal("In msg nelems")) {
+        if (key.unsafe_is_equal("In msg nelems"sv)) {
           e = ReadIntArg(v, &ev.in_nelems, ev, RawEvent::kInNelems, "args.In msg nelems is not an integer");
-        } else if (key.unsafe_is_equal("In split size")) {
+        } else if (key.unsafe_is_equal("In split size"sv)) {
           e = ReadTextOrArray(v, &ev.in_split, &in_split_text_);
           if (e == simdjson::SUCCESS) ev.present |= RawEvent::kInSplit;
         }
         break;
       case 'O':
-        if (key.unsafe_is_equal("Out msg nelems")) {
+        if (key.unsafe_is_equal("Out msg nelems"sv)) {
           e = ReadIntArg(v, &ev.out_nelems, ev, RawEvent::kOutNelems, "args.Out msg nelems is not an integer");
-        } else if (key.unsafe_is_equal("Out split size")) {
+        } else if (key.unsafe_is_equal("Out split size"sv)) {
           e = ReadTextOrArray(v, &ev.out_split, &out_split_text_);
           if (e == simdjson::SUCCESS) ev.present |= RawEvent::kOutSplit;
         }
         break;
       case 'G':
-        if (key.unsafe_is_equal("Group size")) {
+        if (key.unsafe_is_equal("Group size"sv)) {
           e = ReadIntArg(v, &ev.group_size, ev, RawEvent::kGroupSize, "args.Group size is not an integer");
         }
         break;
       case 'S':
-        if (key.unsafe_is_equal("Seq")) e = ReadIntArg(v, &ev.seq, ev, RawEvent::kSeq, "args.Seq is not an integer");
+        if (key.unsafe_is_equal("Seq"sv)) e = ReadIntArg(v, &ev.seq, ev, RawEvent::kSeq, "args.Seq is not an integer");
         break;
       case 'B':
-        if (key.unsafe_is_equal("Bytes")) {
+        if (key.unsafe_is_equal("Bytes"sv)) {
           e = ReadIntArg(v, &ev.mem_bytes, ev, RawEvent::kMemBytes, "args.Bytes is not an integer");
         }
         break;
       case 'T':
-        if (key.unsafe_is_equal("Total Allocated")) {
+        if (key.unsafe_is_equal("Total Allocated"sv)) {
           e = ReadIntArg(v, &ev.total_allocated, ev, RawEvent::kTotalAllocated, "args.Total Allocated is not an integer");
-        } else if (key.unsafe_is_equal("Total Reserved")) {
+        } else if (key.unsafe_is_equal("Total Reserved"sv)) {
           e = ReadIntArg(v, &ev.total_reserved, ev, RawEvent::kTotalReserved, "args.Total Reserved is not an integer");
         }
         break;
       case 'A':
-        if (key.unsafe_is_equal("Addr")) {
+        if (key.unsafe_is_equal("Addr"sv)) {
           uint64_t addr;
           e = v.get_uint64().get(addr);
           if (e == simdjson::SUCCESS) {
@@ -280,19 +284,19 @@ error_code EventParser::ParseArgs(od::object args, RawEvent& ev) {
         }
         break;
       case 'D':
-        if (key.unsafe_is_equal("Device Type")) {
+        if (key.unsafe_is_equal("Device Type"sv)) {
           e = ReadIntArg(v, &ev.device_type, ev, RawEvent::kDeviceType, "args.Device Type is not an integer");
-        } else if (key.unsafe_is_equal("Device Id")) {
+        } else if (key.unsafe_is_equal("Device Id"sv)) {
           e = ReadIntArg(v, &ev.device_id, ev, RawEvent::kDeviceId, "args.Device Id is not an integer");
         }
         break;
       case 'n':
-        if (key.unsafe_is_equal("name")) {
+        if (key.unsafe_is_equal("name"sv)) {
           e = ReadStringArg(v, &ev.arg_name, ev, RawEvent::kArgName, "args.name is not a string");
         }
         break;
       case 'l':
-        if (key.unsafe_is_equal("labels")) {
+        if (key.unsafe_is_equal("labels"sv)) {
           e = ReadStringArg(v, &ev.arg_labels, ev, RawEvent::kArgLabels, "args.labels is not a string");
         }
         break;
@@ -314,37 +318,44 @@ error_code EventParser::ParseEvent(od::object object, RawEvent& ev) {
     std::string_view text;
     switch (key.raw()[0]) {
       case 'p':
-        if (key.unsafe_is_equal("ph")) {
-          e = v.get_string().get(text);
-          if (e == simdjson::SUCCESS && text.size() == 1) {
-            ev.ph = text[0];
+        if (key.unsafe_is_equal("ph"sv)) {
+          // Read "X" straight from the input: the common one-letter case needs no unescaping.
+          const std::string_view token = v.raw_json_token();
+          if (token.size() >= 3 && token[0] == '"' && token[2] == '"' && token[1] != '\\') {
+            ev.ph = token[1];
             ev.present |= RawEvent::kPh;
-          } else if (e == simdjson::SUCCESS || IsTypeError(e)) {
-            ev.reject_reason = "ph is not a one-character string";
-            e = simdjson::SUCCESS;
+          } else {
+            e = v.get_string().get(text);
+            if (e == simdjson::SUCCESS && text.size() == 1) {
+              ev.ph = text[0];
+              ev.present |= RawEvent::kPh;
+            } else if (e == simdjson::SUCCESS || IsTypeError(e)) {
+              ev.reject_reason = "ph is not a one-character string";
+              e = simdjson::SUCCESS;
+            }
           }
-        } else if (key.unsafe_is_equal("pid")) {
+        } else if (key.unsafe_is_equal("pid"sv)) {
           e = ReadId(v, &ev.pid, ev);
           ev.present |= RawEvent::kPid;
         }
         break;
       case 't':
-        if (key.unsafe_is_equal("ts")) {
+        if (key.unsafe_is_equal("ts"sv)) {
           e = ReadMicros(v, &ev.ts, ev, "ts");
           ev.present |= RawEvent::kTs;
-        } else if (key.unsafe_is_equal("tid")) {
+        } else if (key.unsafe_is_equal("tid"sv)) {
           e = ReadId(v, &ev.tid, ev);
           ev.present |= RawEvent::kTid;
         }
         break;
       case 'd':
-        if (key.unsafe_is_equal("dur")) {
+        if (key.unsafe_is_equal("dur"sv)) {
           e = ReadMicros(v, &ev.dur, ev, "dur");
           ev.present |= RawEvent::kDur;
         }
         break;
       case 'n':
-        if (key.unsafe_is_equal("name")) {
+        if (key.unsafe_is_equal("name"sv)) {
           e = v.get_string().get(ev.name);
           if (IsTypeError(e)) {
             ev.reject_reason = "name is not a string";
@@ -355,7 +366,7 @@ error_code EventParser::ParseEvent(od::object object, RawEvent& ev) {
         }
         break;
       case 'c':
-        if (key.unsafe_is_equal("cat")) {
+        if (key.unsafe_is_equal("cat"sv)) {
           e = v.get_string().get(ev.cat);
           if (IsTypeError(e)) {
             ev.ignored_field = "cat is not a string";
@@ -367,7 +378,7 @@ error_code EventParser::ParseEvent(od::object object, RawEvent& ev) {
         }
         break;
       case 'a':
-        if (key.unsafe_is_equal("args")) {
+        if (key.unsafe_is_equal("args"sv)) {
           od::object args;
           e = v.get_object().get(args);
           if (IsTypeError(e)) {
@@ -379,7 +390,7 @@ error_code EventParser::ParseEvent(od::object object, RawEvent& ev) {
         }
         break;
       case 'i':
-        if (key.unsafe_is_equal("id")) {
+        if (key.unsafe_is_equal("id"sv)) {
           RawId id;
           e = ReadId(v, &id, ev);
           ev.flow_id = id.number;
@@ -388,12 +399,12 @@ error_code EventParser::ParseEvent(od::object object, RawEvent& ev) {
         }
         break;
       case 'b':
-        if (key.unsafe_is_equal("bp")) {
+        if (key.unsafe_is_equal("bp"sv)) {
           if (v.get_string().get(text) == simdjson::SUCCESS && text == "e") ev.present |= RawEvent::kBindEnclosing;
         }
         break;
       case 's':
-        if (key.unsafe_is_equal("s")) {
+        if (key.unsafe_is_equal("s"sv)) {
           if (v.get_string().get(text) == simdjson::SUCCESS && !text.empty()) {
             ev.scope = text[0];
             ev.present |= RawEvent::kScope;
@@ -408,20 +419,15 @@ error_code EventParser::ParseEvent(od::object object, RawEvent& ev) {
   return simdjson::SUCCESS;
 }
 
-size_t EventParser::ParseWhole(std::string_view elements, uint64_t offset, std::string* error) {
-  buffer_.resize(elements.size() + 2 + simdjson::SIMDJSON_PADDING);
-  buffer_[0] = '[';
-  std::memcpy(buffer_.data() + 1, elements.data(), elements.size());
-  buffer_[elements.size() + 1] = ']';
-  const size_t len = elements.size() + 2;
-
+size_t EventParser::ParseWhole(const char* doc_text, size_t len, size_t capacity, uint64_t offset,
+                               std::string* error) {
   size_t done = 0;
   auto fail = [&](error_code e) {
     *error = simdjson::error_message(e);
     return done;
   };
   od::document doc;
-  if (auto e = parser_.iterate(buffer_.data(), len, buffer_.size()).get(doc)) return fail(e);
+  if (auto e = parser_.iterate(doc_text, len, capacity).get(doc)) return fail(e);
   od::array array;
   if (auto e = doc.get_array().get(array)) return fail(e);
   for (auto element_result : array) {
@@ -429,7 +435,7 @@ size_t EventParser::ParseWhole(std::string_view elements, uint64_t offset, std::
     if (auto e = element_result.get(element)) return fail(e);
     const char* location = nullptr;
     if (auto e = element.current_location().get(location)) return fail(e);
-    const uint64_t element_offset = offset + static_cast<uint64_t>(location - buffer_.data() - 1);
+    const uint64_t element_offset = offset + static_cast<uint64_t>(location - doc_text - 1);
     od::object object;
     const error_code e = element.get_object().get(object);
     if (IsTypeError(e)) {
@@ -496,11 +502,15 @@ void EventParser::ParseOneByOne(std::string_view elements, uint64_t offset, size
   emit(elements.size());
 }
 
-void EventParser::ParseChunk(std::string_view elements, uint64_t offset) {
+void EventParser::ParseChunk(char* data, size_t size, size_t slack, uint64_t offset) {
+  const char before = data[-1], after = data[size];
+  data[-1] = '[';
+  data[size] = ']';
   std::string error;
-  const size_t done = ParseWhole(elements, offset, &error);
-  if (error.empty()) return;
-  ParseOneByOne(elements, offset, done);
+  const size_t done = ParseWhole(data - 1, size + 2, size + 1 + slack, offset, &error);
+  data[-1] = before;
+  data[size] = after;
+  if (!error.empty()) ParseOneByOne(std::string_view(data, size), offset, done);
 }
 
 }  // namespace rankscope::RANKSCOPE_TARGET_NS

@@ -24,14 +24,15 @@ class EventParser {
  public:
   explicit EventParser(ModelBuilder* builder) : builder_(builder) {}
 
-  // `elements` is the text between the array brackets (whole elements separated by commas);
-  // `offset` is the stream offset of its first byte.
-  void ParseChunk(std::string_view elements, uint64_t offset);
+  // data[0, size) holds whole elements separated by commas; `offset` is the stream offset of
+  // data[0]. data[-1] and data[size .. size + slack) must be writable: the chunk is parsed in
+  // place as "[" + elements + "]" (the two bytes are restored afterwards), without a copy.
+  void ParseChunk(char* data, size_t size, size_t slack, uint64_t offset);
 
  private:
-  // Parses "[" + elements + "]" in one go; returns how many elements were handed to the
+  // Parses the bracketed chunk in one go; returns how many elements were handed to the
   // builder before an error (all of them when *error is empty).
-  size_t ParseWhole(std::string_view elements, uint64_t offset, std::string* error);
+  size_t ParseWhole(const char* doc, size_t len, size_t capacity, uint64_t offset, std::string* error);
   void ParseOneByOne(std::string_view elements, uint64_t offset, size_t already_done);
   void ParseSingle(std::string_view element, uint64_t offset);
 
@@ -42,7 +43,7 @@ class EventParser {
 
   ModelBuilder* builder_;
   simdjson::ondemand::parser parser_;
-  std::string buffer_;  // "[" + chunk + "]" + padding
+  std::string buffer_;  // a single element + padding (the fallback path)
   // Arrays that we keep as text ("Process Group Ranks": [0, 1]) are rendered here.
   std::string ranks_text_, in_split_text_, out_split_text_;
 };

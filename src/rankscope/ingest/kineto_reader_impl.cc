@@ -17,7 +17,9 @@ Status ReadTraceInto(ByteSource* source, const ReaderOptions& options, TraceMode
       [&](std::string_view key, std::string_view value, uint64_t offset) {
         ApplyTopLevelValue(key, value, offset, model);
       },
-      [&](std::string_view elements, uint64_t offset) { parser.ParseChunk(elements, offset); });
+      [&](char* data, size_t size, uint64_t offset) {
+        parser.ParseChunk(data, size, TraceTokenizer::kChunkSlack, offset);
+      });
   model->stats.json_bytes = tokenizer.bytes_read();
   return status;
 }

@@ -10,7 +10,7 @@ namespace rankscope::RANKSCOPE_TARGET_NS {
 namespace {
 
 constexpr size_t kInitialWindow = 4u << 20;
-constexpr size_t kPadding = 64;
+constexpr size_t kPadding = TraceTokenizer::kChunkSlack;
 constexpr size_t kMaxKeyBytes = 4096;
 constexpr uint64_t kNone = ~uint64_t{0};
 
@@ -220,7 +220,7 @@ void TraceTokenizer::EmitChunk(uint64_t begin, uint64_t end, const ChunkFn& on_c
   while (begin < end && IsSpace(*At(begin))) ++begin;
   if (begin == end) return;
   ++chunks_;
-  on_chunk(std::string_view(At(begin), end - begin), begin);
+  on_chunk(MutableAt(begin), end - begin, begin);
 }
 
 Status TraceTokenizer::ReadEvents(uint64_t* pos_io, const ChunkFn& on_chunk) {
@@ -234,7 +234,9 @@ Status TraceTokenizer::ReadEvents(uint64_t* pos_io, const ChunkFn& on_chunk) {
     if (scan + 64 <= Limit()) {
       block = reinterpret_cast<const uint8_t*>(At(scan));
     } else {
-      auto more = Refill(chunk_start);
+      // Keep the byte before the chunk too ('[', ',' or whitespace): the parser brackets the
+      // chunk in place there. chunk_start is always past the array's '[' so that byte exists.
+      auto more = Refill(chunk_start - 1);
       if (!more.ok()) {
         return DataLoss("a traceEvents element starting near byte {} is larger than {} MiB; the "
                         "file is probably corrupt (an unclosed bracket or quote)",

@@ -27,8 +27,12 @@ class TraceTokenizer {
  public:
   // key, JSON text of the value (empty if it was over the size limit), stream offset.
   using TopLevelFn = std::function<void(std::string_view key, std::string_view value, uint64_t offset)>;
-  // Text between the array's brackets holding whole elements, stream offset of its first byte.
-  using ChunkFn = std::function<void(std::string_view elements, uint64_t offset)>;
+  // Whole elements, as text between the array's brackets, and the stream offset of its first
+  // byte. The bytes live in the tokenizer's window, which guarantees that data[-1] and
+  // data[size .. size + kChunkSlack) are writable, so the parser can bracket the chunk in place
+  // (it must restore them).
+  using ChunkFn = std::function<void(char* data, size_t size, uint64_t offset)>;
+  static constexpr size_t kChunkSlack = 128;
 
   TraceTokenizer(ByteSource* source, const ReaderOptions& options);
 
@@ -38,6 +42,7 @@ class TraceTokenizer {
  private:
   // The window holds stream bytes [base_, base_ + end_); positions are stream offsets.
   const char* At(uint64_t pos) const { return buf_.data() + (pos - base_); }
+  char* MutableAt(uint64_t pos) { return buf_.data() + (pos - base_); }
   uint64_t Limit() const { return base_ + end_; }
   // Drops bytes before `keep`, reads more. Returns false when the stream has ended.
   StatusOr<bool> Refill(uint64_t keep);

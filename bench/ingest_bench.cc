@@ -1,0 +1,85 @@
+// Ingest throughput: MB/s of uncompressed JSON and events/s, end to end (read or gunzip +
+// tokenize + parse + build the model), and peak RSS. Not a test: it reports, it never judges.
+//
+//   rankscope_ingest_bench [--threads N] [--repeat R] [--chunk BYTES] FILE...
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/trace_set.h"
+
+namespace {
+
+struct RunResult {
+  double seconds = 0;
+  uint64_t json_bytes = 0;
+  uint64_t events = 0;
+  uint64_t model_bytes = 0;
+};
+
+RunResult RunOnce(const std::vector<std::string>& files, unsigned threads, const rankscope::ReaderOptions& options) {
+  std::atomic<uint64_t> bytes{0}, events{0}, model_bytes{0};
+  std::atomic<int> failures{0};
+  const auto start = std::chrono::steady_clock::now();
+  rankscope::ForEachTrace(files, options, threads, [&](size_t, rankscope::StatusOr<rankscope::TraceModel> m) {
+    if (!m.ok()) {
+      std::fprintf(stderr, "error: %s\n", m.status().message().c_str());
+      ++failures;
+      return;
+    }
+    bytes += m->stats.json_bytes;
+    events += m->stats.elements;
+    model_bytes += m->MemoryBytes();
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (failures > 0) std::exit(1);
+  return {seconds, bytes, events, model_bytes};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rankscope ingest throughput benchmark"};
+  std::vector<std::string> inputs;
+  unsigned threads = 1;
+  int repeat = 3;
+  size_t chunk = rankscope::ReaderOptions{}.chunk_bytes;
+  app.add_option("files", inputs, "trace files or directories")->required();
+  app.add_option("--threads", threads, "files read in parallel");
+  app.add_option("--repeat", repeat, "timed runs (the median is reported)");
+  app.add_option("--chunk", chunk, "tokenizer chunk size in bytes");
+  CLI11_PARSE(app, argc, argv);
+
+  auto files = rankscope::DiscoverTraceFiles(inputs);
+  if (!files.ok()) {
+    std::fprintf(stderr, "error: %s\n", files.status().message().c_str());
+    return 1;
+  }
+  rankscope::ReaderOptions options;
+  options.chunk_bytes = chunk;
+  std::vector<RunResult> runs;
+  for (int r = 0; r < repeat; ++r) {
+    runs.push_back(RunOnce(*files, threads, options));
+    const RunResult& x = runs.back();
+    std::printf("run %d: %.3f s  %.1f MB  %.0f MB/s  %.2f M events/s\n", r + 1, x.seconds, x.json_bytes / 1e6,
+                x.json_bytes / 1e6 / x.seconds, x.events / 1e6 / x.seconds);
+  }
+  std::sort(runs.begin(), runs.end(), [](const RunResult& a, const RunResult& b) { return a.seconds < b.seconds; });
+  const RunResult& med = runs[runs.size() / 2];
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf(
+      "reader=%s files=%zu threads=%u json_MB=%.1f events=%llu median_s=%.3f MB_per_s=%.0f "
+      "Mevents_per_s=%.2f model_MB=%.1f peak_rss_MB=%.1f rss_over_json=%.3f\n",
+      rankscope::ReaderTargetName(), files->size(), threads, med.json_bytes / 1e6,
+      static_cast<unsigned long long>(med.events), med.seconds, med.json_bytes / 1e6 / med.seconds,
+      med.events / 1e6 / med.seconds, med.model_bytes / 1e6, usage.ru_maxrss / 1024.0,
+      usage.ru_maxrss * 1024.0 / (threads == 1 ? static_cast<double>(med.json_bytes) : static_cast<double>(med.json_bytes)));
+  return 0;
+}
