@@ -172,6 +172,14 @@ class GzipSource final : public ByteSource {
   uint64_t total_out_ = 0;
 };
 
+// gzip's last 4 bytes: the uncompressed size of the last member, mod 2^32.
+uint64_t GzipSizeHint(uint64_t file_size, const uint8_t trailer[4]) {
+  const uint64_t isize = uint64_t{trailer[0]} | uint64_t{trailer[1]} << 8 | uint64_t{trailer[2]} << 16 |
+                         uint64_t{trailer[3]} << 24;
+  // Beyond 4 GiB ISIZE wraps: fall back to a typical Kineto compression ratio.
+  return isize >= file_size ? isize : file_size * 20;
+}
+
 // Reads the first bytes, then wraps the source in a GzipSource if they are the gzip magic.
 StatusOr<std::unique_ptr<ByteSource>> Sniff(std::unique_ptr<ByteSource> raw) {
   std::string head(2, '\0');
@@ -191,18 +199,33 @@ StatusOr<std::unique_ptr<ByteSource>> OpenTraceFile(const std::string& path) {
     if (errno == ENOENT) return NotFound("{}: no such file", path);
     return IoError("{}: cannot open: {}", path, std::strerror(errno));
   }
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return IoError("{}: cannot stat: {}", path, std::strerror(err));
+  }
+  if (S_ISDIR(st.st_mode)) {
     ::close(fd);
     return InvalidArgument("{}: is a directory, not a trace file", path);
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  return Sniff(std::make_unique<FileSource>(fd, path));
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  uint8_t trailer[4] = {0, 0, 0, 0};
+  const bool have_trailer = file_size >= 4 && ::pread(fd, trailer, 4, static_cast<off_t>(file_size - 4)) == 4;
+  RANKSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, Sniff(std::make_unique<FileSource>(fd, path)));
+  source->set_size_hint(source->is_gzip() ? (have_trailer ? GzipSizeHint(file_size, trailer) : 0) : file_size);
+  return source;
 }
 
 std::unique_ptr<ByteSource> OpenTraceBytes(std::string_view data) {
-  auto source = Sniff(std::make_unique<MemorySource>(data));
-  return std::move(source).value();  // reading memory cannot fail
+  auto source = std::move(Sniff(std::make_unique<MemorySource>(data))).value();  // memory cannot fail
+  if (!source->is_gzip()) {
+    source->set_size_hint(data.size());
+  } else if (data.size() >= 4) {
+    source->set_size_hint(GzipSizeHint(data.size(), reinterpret_cast<const uint8_t*>(data.data() + data.size() - 4)));
+  }
+  return source;
 }
 
 }  // namespace rankscope

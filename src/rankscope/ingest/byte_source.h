@@ -22,6 +22,14 @@ class ByteSource {
   // Bytes consumed from the underlying file or buffer so far (compressed bytes for gzip).
   virtual uint64_t raw_bytes_consumed() const = 0;
   virtual bool is_gzip() const { return false; }
+  // A guess at the total uncompressed size (0 = unknown), used to size the model's tables up
+  // front: the file size for plain files, the gzip trailer's ISIZE for gzip. Only a hint: a
+  // wrong one costs a reallocation, never correctness.
+  uint64_t size_hint() const { return size_hint_; }
+  void set_size_hint(uint64_t n) { size_hint_ = n; }
+
+ private:
+  uint64_t size_hint_ = 0;
 };
 
 // Opens `path`; the stream inflates it when it starts with the gzip magic.
