@@ -115,6 +115,7 @@ error_code ReadDim3(od::value& value, int32_t out[3], RawEvent& ev, RawEvent::Fi
   // Triton's CPU-side launcher op records a grid expression string ("grid(100,)"): not ours.
   if (IsTypeError(e)) return simdjson::SUCCESS;
   if (e) return e;
+  out[0] = out[1] = out[2] = 0;
   int i = 0;
   for (auto element : array) {
     int64_t v;
@@ -162,7 +163,7 @@ error_code EventParser::ReadTextOrArray(od::value value, std::string_view* out, 
   return simdjson::SUCCESS;
 }
 
-error_code EventParser::ParseArgs(od::object args, RawEvent& ev) {
+error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
   for (auto field_result : args) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
@@ -308,7 +309,7 @@ error_code EventParser::ParseArgs(od::object args, RawEvent& ev) {
   return simdjson::SUCCESS;
 }
 
-error_code EventParser::ParseEvent(od::object object, RawEvent& ev) {
+error_code EventParser::ParseEvent(od::object& object, RawEvent& ev) {
   for (auto field_result : object) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
@@ -444,10 +445,9 @@ size_t EventParser::ParseWhole(const char* doc_text, size_t len, size_t capacity
       continue;
     }
     if (e) return fail(e);
-    RawEvent ev;
-    ev.offset = element_offset;
-    if (auto pe = ParseEvent(object, ev)) return fail(pe);
-    builder_->Add(ev);
+    event_.Reset(element_offset);
+    if (auto pe = ParseEvent(object, event_)) return fail(pe);
+    builder_->Add(event_);
     ++done;
   }
   if (!AtEnd(doc)) *error = "unexpected content after the last element";
@@ -459,8 +459,8 @@ void EventParser::ParseSingle(std::string_view element, uint64_t offset) {
   std::memcpy(buffer_.data(), element.data(), element.size());
   od::document doc;
   od::object object;
-  RawEvent ev;
-  ev.offset = offset;
+  RawEvent& ev = event_;
+  ev.Reset(offset);
   error_code e = parser_.iterate(buffer_.data(), element.size(), buffer_.size()).get(doc);
   if (!e) e = doc.get_object().get(object);
   if (IsTypeError(e)) return builder_->Skip("traceEvents element is not an object", offset);

@@ -143,8 +143,8 @@ void ModelBuilder::AddGpuInfo(const RawEvent& ev, uint32_t track) {
   }
   g.stream = static_cast<int32_t>(stream);
   for (int i = 0; i < 3; ++i) {
-    g.grid[i] = ev.grid[i];
-    g.block[i] = ev.block[i];
+    if (ev.has(RawEvent::kGrid)) g.grid[i] = ev.grid[i];
+    if (ev.has(RawEvent::kBlock)) g.block[i] = ev.block[i];
   }
   if (ev.has(RawEvent::kBytes)) g.bytes = ev.bytes;
   if (ev.has(RawEvent::kRegisters)) g.registers_per_thread = static_cast<int32_t>(ev.registers);
@@ -210,13 +210,15 @@ void ModelBuilder::AddMetadata(const RawEvent& ev) {
   const JsonId pid = Intern(ev.pid);
   if (ev.name == "process_name" || ev.name == "process_labels") {
     Process& p = model_->processes[ProcessFor(pid)];
-    const StringId value = model_->strings.Intern(ev.name == "process_name" ? ev.arg_name : ev.arg_labels);
-    (ev.name == "process_name" ? p.name : p.labels) = value;
+    const bool is_name = ev.name == "process_name";
+    if (!ev.has(is_name ? RawEvent::kArgName : RawEvent::kArgLabels)) return;
+    const StringId value = model_->strings.Intern(is_name ? ev.arg_name : ev.arg_labels);
+    (is_name ? p.name : p.labels) = value;
   } else if (ev.name == "thread_name" || ev.name == "thread_sort_index") {
     Track& t = model_->tracks[TrackFor(ev)];
     if (ev.name == "thread_name") {
-      t.thread_name = model_->strings.Intern(ev.arg_name);
-    } else {
+      if (ev.has(RawEvent::kArgName)) t.thread_name = model_->strings.Intern(ev.arg_name);
+    } else if (ev.has(RawEvent::kSortIndex)) {
       t.sort_index = ev.sort_index;
     }
   }

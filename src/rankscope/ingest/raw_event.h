@@ -62,6 +62,20 @@ struct RawEvent {
   const char* reject_reason = nullptr;
   // A field that was present but unusable (the event is kept without it), or nullptr.
   const char* ignored_field = nullptr;
+
+  // Ready for the next element. Fields guarded by a `present` bit keep stale values; the
+  // ones read unconditionally are cleared.
+  void Reset(uint64_t element_offset) {
+    present = 0;
+    offset = element_offset;
+    category_spelling = -1;
+    name = {};
+    pid = {};
+    tid = {};
+    flow_id_text = {};
+    reject_reason = nullptr;
+    ignored_field = nullptr;
+  }
 };
 
 }  // namespace rankscope
