@@ -28,6 +28,7 @@ RunResult RunOnce(const std::vector<std::string>& files, unsigned threads, const
   std::atomic<int> failures{0};
   const auto start = std::chrono::steady_clock::now();
   rankscope::ForEachTrace(files, options, threads, [&](size_t, rankscope::StatusOr<rankscope::TraceModel> m) {
+    if (!m.ok() && m.status().code() == rankscope::StatusCode::kNotATrace) return;  // e.g. a JSON sidecar
     if (!m.ok()) {
       std::fprintf(stderr, "error: %s\n", m.status().message().c_str());
       ++failures;

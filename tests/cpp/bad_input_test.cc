@@ -36,6 +36,7 @@ TEST(BadInputTest, EmptyAndNotJson) {
   EXPECT_NE(ErrorOf("hello").find("expected '{' or '[' at byte 0 but found 'h'"), std::string::npos);
   EXPECT_NE(ErrorOf("\x89PNG\r\n").find("byte 0x89"), std::string::npos);
   EXPECT_NE(ErrorOf("{\"a\": 1}").find("no \"traceEvents\" array"), std::string::npos);
+  EXPECT_EQ(ReadKinetoTraceBytes("{\"a\": 1}", "x").status().code(), StatusCode::kNotATrace);
   EXPECT_NE(ErrorOf("{\"traceEvents\": {}}").find("is not an array"), std::string::npos);
   EXPECT_NE(ErrorOf("{\"traceEvents\": [], \"traceEvents\": []}").find("second \"traceEvents\""), std::string::npos);
   EXPECT_NE(ErrorOf("{\"traceEvents\": []} trailing").find("after the end of the JSON document"), std::string::npos);

@@ -94,6 +94,19 @@ def test_errors_name_the_file_and_keep_going(tmp_path, shared_dir, run_rankscope
     assert missing.returncode == 1 and "no such file or directory" in missing.stderr
 
 
+def test_json_files_that_are_not_traces_are_skipped_with_a_warning(tmp_path, shared_dir, run_rankscope):
+    good = shared_dir / "traces/hta/cpu_only_gloo/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+    (tmp_path / "rank34.json.gz").write_bytes(good.read_bytes())
+    (tmp_path / "settings.json").write_text('{"lr": 0.1}')
+    out = json.loads(run_rankscope("info", "--json", tmp_path).stdout)
+    assert [f["rank"] for f in out["files"]] == [34]
+    assert any("settings.json: the JSON object has no \"traceEvents\" array" in w for w in out["warnings"])
+    text = run_rankscope("info", tmp_path)
+    assert "settings.json: the JSON object has no \"traceEvents\" array: not a Chrome/Kineto trace; skipped" in text.stderr
+    alone = run_rankscope("info", tmp_path / "settings.json", check=False)
+    assert alone.returncode == 1 and "none of the 1 file(s) is a trace" in alone.stderr
+
+
 def test_installed_command_when_required(run_rankscope):
     """CI sets RANKSCOPE_REQUIRE_INSTALLED=1 after `pip install .`: the command must be there."""
     if os.environ.get("RANKSCOPE_REQUIRE_INSTALLED") != "1":

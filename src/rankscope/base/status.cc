@@ -11,6 +11,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kDataLoss: return "corrupt input";
     case StatusCode::kOutOfRange: return "out of range";
     case StatusCode::kFailedPrecondition: return "failed precondition";
+    case StatusCode::kNotATrace: return "not a trace";
     case StatusCode::kInternal: return "internal error";
   }
   return "unknown";

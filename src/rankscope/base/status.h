@@ -22,6 +22,7 @@ enum class StatusCode {
   kDataLoss,         // the input is corrupt or truncated
   kOutOfRange,       // the input is well formed but beyond a limit we enforce
   kFailedPrecondition,  // inputs that are fine alone but conflict (two files with one rank)
+  kNotATrace,         // valid input of another kind (a JSON file that is not a trace)
   kInternal,
 };
 
@@ -70,6 +71,10 @@ Status NotFound(fmt::format_string<Args...> format, Args&&... args) {
 template <typename... Args>
 Status OutOfRange(fmt::format_string<Args...> format, Args&&... args) {
   return MakeError(StatusCode::kOutOfRange, format, std::forward<Args>(args)...);
+}
+template <typename... Args>
+Status NotATrace(fmt::format_string<Args...> format, Args&&... args) {
+  return MakeError(StatusCode::kNotATrace, format, std::forward<Args>(args)...);
 }
 template <typename... Args>
 Status FailedPrecondition(fmt::format_string<Args...> format, Args&&... args) {

@@ -28,15 +28,21 @@ int RunInfo(const InfoOptions& opt) {
   const size_t n = files->size();
   std::vector<std::optional<TraceFileInfo>> infos(n);
   std::vector<std::string> errors(n);
+  std::vector<bool> not_a_trace(n, false);
   ForEachTrace(*files, ReaderOptions{}, opt.threads, [&](size_t i, StatusOr<TraceModel> model) {
     if (model.ok()) {
       infos[i] = BuildTraceFileInfo(*model);
     } else {
       errors[i] = model.status().message();
+      not_a_trace[i] = model.status().code() == StatusCode::kNotATrace;
     }
   });
 
+  // Valid JSON that is not a trace (a config, a reference file) is skipped, not an error.
   std::vector<std::string> warnings;
+  for (size_t i = 0; i < n; ++i) {
+    if (not_a_trace[i]) warnings.push_back(errors[i] + "; skipped");
+  }
   std::vector<RankEvidence> evidence;
   std::vector<size_t> readable;
   for (size_t i = 0; i < n; ++i) {
@@ -63,7 +69,7 @@ int RunInfo(const InfoOptions& opt) {
     for (size_t i = 0; i < n; ++i) {
       if (infos[i]) {
         out["files"].push_back(TraceFileInfoToJson(*infos[i]));
-      } else {
+      } else if (!not_a_trace[i]) {
         out["files"].push_back({{"path", (*files)[i]}, {"error", errors[i]}});
         ++failures;
       }
@@ -75,7 +81,7 @@ int RunInfo(const InfoOptions& opt) {
     for (size_t i = 0; i < n; ++i) {
       if (infos[i]) {
         std::cout << RenderTraceFileInfo(*infos[i]) << "\n";
-      } else {
+      } else if (!not_a_trace[i]) {
         fmt::print(stderr, "rankscope: error: {}\n", errors[i]);
         ++failures;
       }
@@ -83,6 +89,10 @@ int RunInfo(const InfoOptions& opt) {
     for (const std::string& w : warnings) fmt::print(stderr, "rankscope: warning: {}\n", w);
   }
   if (!rank_error.empty()) fmt::print(stderr, "rankscope: error: {}\n", rank_error);
+  if (readable.empty() && failures == 0) {
+    fmt::print(stderr, "rankscope: error: none of the {} file(s) is a trace\n", n);
+    return 1;
+  }
   return failures > 0 || !rank_error.empty() ? 1 : 0;
 }
 

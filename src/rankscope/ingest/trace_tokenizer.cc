@@ -91,7 +91,7 @@ Status TraceTokenizer::Run(const TopLevelFn& on_value, const ChunkFn& on_chunk) 
   }
   RANKSCOPE_RETURN_IF_ERROR(ReadTopLevelObject(pos + 1, on_value, on_chunk));
   if (!saw_trace_events_) {
-    return DataLoss("the JSON object has no \"traceEvents\" array: not a Chrome/Kineto trace");
+    return NotATrace("the JSON object has no \"traceEvents\" array: not a Chrome/Kineto trace");
   }
   return OkStatus();
 }
