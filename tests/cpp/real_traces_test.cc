@@ -121,3 +121,125 @@ TEST(RealTraceSpotTest, OldestSchemaStringStreams) {
 
 }  // namespace
 }  // namespace rankscope
+
+namespace rankscope {
+namespace {
+
+// Each Kineto variant named in DESIGN.md, pinned on the real trace that shows it.
+TraceModel MustRead(const std::string& relative) {
+  auto m = ReadKinetoTrace(testing::TracePath(relative));
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(m).value() : TraceModel{};
+}
+
+TEST(KinetoVariantsTest, AbsoluteFloatMicrosecondsKeepTheirNanoseconds) {
+  // "ts": 1712195495519689.047 — a double cannot hold this; the reader keeps every digit.
+  TraceModel m = MustRead("hta/ns_resolution_v100/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+  EXPECT_FALSE(m.info.base_time_ns.has_value());
+  ASSERT_GE(m.slices.size(), 2u);
+  EXPECT_EQ(m.slices.ts[0], 1712195495519689047);
+  EXPECT_EQ(m.slices.dur[0], 63813);
+  EXPECT_EQ(m.slices.ts[1], 1712195495519695812);
+  EXPECT_EQ(m.AbsoluteNs(m.slices.ts[0]), 1712195495519689047);
+  // record_param_comms carry "Collective name" (allreduce 25, broadcast 10, wait 10).
+  EXPECT_EQ(m.collectives.size(), 45u);
+}
+
+TEST(KinetoVariantsTest, IntegerMicrosecondsAbsolute) {
+  TraceModel m = MustRead("kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz");
+  EXPECT_EQ(m.slices.ts[0], 1623142623460111000);  // "ts": 1623142623460111
+  EXPECT_EQ(m.slices.dur[0], 25000);
+  EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("Operator")], 23646u);
+  EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("async")], 18192u);
+}
+
+TEST(KinetoVariantsTest, OldCategoryNamesAndLowercaseExternalId) {
+  TraceModel m = MustRead("hta/old_cat_names/inference_rank_1.json.gz");
+  size_t kernels = 0, runtime = 0;
+  for (size_t i = 0; i < m.slices.size(); ++i) {
+    if (m.slices.category[i] == Category::kKernel) {
+      ++kernels;
+      EXPECT_NE(m.slices.external_id[i], kNoId);  // from "external id"
+      EXPECT_NE(m.slices.correlation[i], kNoId);
+    }
+    runtime += m.slices.category[i] == Category::kCudaRuntime;
+  }
+  EXPECT_EQ(kernels, 4u);
+  EXPECT_EQ(runtime, 8u);
+  size_t async_gpu = 0;
+  for (const FlowEvent& f : m.flows) async_gpu += f.kind == FlowKind::kCpuToGpu;
+  EXPECT_EQ(async_gpu, 8u);
+}
+
+TEST(KinetoVariantsTest, Ac2gAndFwdBwdFlowsAndCollectivesOnKernels) {
+  TraceModel m = MustRead("hta/nccl_2rank_a100/nccl_data.json.gz");
+  size_t ac2g = 0, fwdbwd = 0;
+  for (const FlowEvent& f : m.flows) {
+    ac2g += f.kind == FlowKind::kCpuToGpu;
+    fwdbwd += f.kind == FlowKind::kFwdBwd;
+  }
+  EXPECT_EQ(ac2g, 8652u + 3862u);
+  EXPECT_EQ(fwdbwd, 543u + 543u);
+  // Newer traces copy the collective metadata onto the NCCL kernel itself.
+  size_t on_kernels = 0;
+  for (const CollectiveInfo& c : m.collectives) {
+    if (m.slices.category[c.slice] != Category::kKernel) continue;
+    ++on_kernels;
+    EXPECT_EQ(m.Str(c.pg_desc), "default_pg");
+    EXPECT_EQ(c.group_size, 2);
+  }
+  EXPECT_EQ(on_kernels, 21u);
+}
+
+TEST(KinetoVariantsTest, AsyncCpuToGpuFlowCategory) {
+  TraceModel m = MustRead("hta/trace_diff_control_a100/control.json.gz");
+  size_t n = 0;
+  for (const FlowEvent& f : m.flows) n += f.kind == FlowKind::kCpuToGpu;
+  EXPECT_EQ(n, 24692u + 9450u);
+}
+
+TEST(KinetoVariantsTest, EmptyDevicePropertiesAndGlooDistributedInfo) {
+  TraceModel m = MustRead("hta/cpu_only_gloo/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+  EXPECT_TRUE(m.info.has_device_properties);
+  EXPECT_TRUE(m.info.devices.empty());
+  EXPECT_EQ(m.info.distributed.backend, "gloo");
+  EXPECT_EQ(m.info.distributed.pg_count, 10);
+  EXPECT_EQ(m.info.base_time_ns, 1719853884000000000);
+}
+
+TEST(KinetoVariantsTest, DistributedInfoWithoutRank) {
+  TraceModel m = MustRead("hta/rank_unavailable/rank_not_found.json.gz");
+  EXPECT_TRUE(m.info.distributed.present);
+  EXPECT_EQ(m.info.distributed.backend, "nccl");
+  EXPECT_FALSE(m.info.distributed.rank.has_value());
+  TraceModel none = MustRead("hta/distinfo_unavailable/distributed_info_not_found.json.gz");
+  EXPECT_FALSE(none.info.distributed.present);
+  EXPECT_EQ(none.info.devices.size(), 8u);
+}
+
+TEST(KinetoVariantsTest, CudaSyncEventsAndHipStreams) {
+  TraceModel sync = MustRead("hta/cuda_event_sync_a100/event_sync_trace.json.gz");
+  int on_stream = 0, off_stream = 0;
+  for (size_t i = 0; i < sync.slices.size(); ++i) {
+    if (sync.slices.category[i] != Category::kCudaSync) continue;
+    (sync.GpuInfo(i)->stream >= 0 ? on_stream : off_stream)++;
+  }
+  EXPECT_EQ(on_stream, 1);   // Stream Sync on stream 7
+  EXPECT_EQ(off_stream, 3);  // Event Sync x2, Context Sync: stream -1
+  TraceModel hip = MustRead("hta/amd_mi250/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
+  EXPECT_EQ(hip.stats.ignored_fields.total(), 0u);  // "stream": "0x0" on hip runtime calls
+}
+
+TEST(KinetoVariantsTest, DevicePropertiesAndStringPids) {
+  TraceModel m = MustRead("hta/triton_a100/triton_example.json.gz");
+  ASSERT_EQ(m.info.devices.size(), 8u);
+  EXPECT_EQ(m.info.devices[0].name, "NVIDIA A100-PG509-200");
+  EXPECT_EQ(m.info.devices[0].num_sms, 108);
+  EXPECT_EQ(m.info.extra.at("cupti_version"), "18");
+  bool string_pid = false;  // "pid": "Spans" / "Traces" on the profiler's own events
+  for (const Track& t : m.tracks) string_pid |= t.pid.is_string;
+  EXPECT_TRUE(string_pid);
+}
+
+}  // namespace
+}  // namespace rankscope
