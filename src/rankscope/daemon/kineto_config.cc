@@ -17,10 +17,10 @@ std::string BuildKinetoConfig(const TraceSpec& spec, const std::string& log_file
   std::string c;
   c += fmt::format("ACTIVITIES_LOG_FILE={}\n", log_file);
   if (spec.steps > 0) {
-    // Iteration mode (iterations = optimizer steps). Kineto restarts a start iteration that
-    // lies in the past at the next multiple of the round-up, which is what aligns ranks.
-    const int64_t start = spec.start_step >= 0 ? spec.start_step : 0;
-    c += fmt::format("PROFILE_START_ITERATION={}\n", start);
+    // Iteration mode (iterations = optimizer steps). Kineto moves a start iteration that lies
+    // in the past to the next multiple of the round-up, which is what aligns ranks. The
+    // collectors' absolute start step is not used: Kineto counts its iterations itself.
+    c += "PROFILE_START_ITERATION=0\n";
     c += fmt::format("PROFILE_START_ITERATION_ROUNDUP={}\n", spec.roundup > 0 ? spec.roundup : 1);
     c += fmt::format("ACTIVITIES_ITERATIONS={}\n", spec.steps);
   } else {
