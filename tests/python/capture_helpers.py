@@ -80,9 +80,34 @@ def start_job(cmd, env, log_path):
     return subprocess.Popen(cmd, env=env, stdout=open(log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def descendants(pid):
+    """Every process below `pid` (torchrun starts its workers in sessions of their own, so a
+    process group kill does not reach them)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
 def stop_job(proc):
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
+    """Kills the launcher and every process it started."""
+    for pid in descendants(proc.pid) + [proc.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     proc.wait(timeout=30)
 
 
