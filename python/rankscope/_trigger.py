@@ -2,7 +2,9 @@
 trace. Pure Python without torch, so that it is cheap and tested on its own.
 
 Fires when
-  * the step time stays above `factor` x its rolling baseline for `consecutive` steps in a row
+  * the step time stays above `factor` x its rolling baseline (and at least `min_excess_s`
+    above it, so that sub-millisecond jitter of tiny steps does not count) for `consecutive`
+    steps in a row
     (the baseline is the median of the last `window` normal steps, so one slow step — a GC
     pause, a checkpoint — neither fires nor inflates it), or
   * a single gap between two steps exceeds `gap_s` (28 minutes by default: the job stalled).
@@ -18,10 +20,10 @@ __all__ = ["AutoTrigger"]
 class AutoTrigger:
     __slots__ = ("factor", "consecutive", "window", "warmup", "gap_s", "cooldown_s", "_clock",
                  "_seen", "_ring", "_ring_pos", "_baseline", "_since_median", "_slow_run",
-                 "_slow_sum", "_quiet_until", "fired")
+                 "_slow_sum", "_quiet_until", "fired", "min_excess_s")
 
     def __init__(self, factor=1.2, consecutive=5, window=50, warmup=10, gap_s=28 * 60.0,
-                 cooldown_s=600.0, clock=time.monotonic):
+                 cooldown_s=600.0, min_excess_s=0.005, clock=time.monotonic):
         if factor <= 1.0 or consecutive < 1 or window < 4:
             raise ValueError("factor must be > 1, consecutive >= 1, window >= 4")
         self.factor = factor
@@ -30,6 +32,7 @@ class AutoTrigger:
         self.warmup = warmup
         self.gap_s = gap_s
         self.cooldown_s = cooldown_s
+        self.min_excess_s = min_excess_s
         self._clock = clock
         self.fired = 0
         self._quiet_until = 0.0
@@ -57,7 +60,7 @@ class AutoTrigger:
         if self._seen <= self.warmup:
             return None
         base = self._baseline
-        if base and dt > self.factor * base:
+        if base and dt > self.factor * base and dt - base > self.min_excess_s:
             self._slow_run += 1
             self._slow_sum += dt
             if self._slow_run >= self.consecutive:
