@@ -64,6 +64,9 @@ class Daemon:
 def job_env(daemon_socket=None, **extra):
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO / "python"))
     env.pop("KINETO_USE_DAEMON", None)
+    # Deterministic unless a test asks for it: on a loaded 2-core machine, step-time jitter can
+    # fire the auto-trigger, whose trace would make the collector busy for an on-demand one.
+    env["RANKSCOPE_AUTO_TRIGGER"] = "0"
     if daemon_socket:
         env["RANKSCOPE_SOCKET"] = daemon_socket
     env.update({k: str(v) for k, v in extra.items()})
