@@ -19,3 +19,8 @@ endif()
 if(RANKSCOPE_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+
+# cpp-httplib (the daemon's HTTP API and the CLI's client): Debian ships it compiled, with its
+# build flags (OpenSSL, zlib, brotli) in the pkg-config file; the header must see the same ones.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)

@@ -10,6 +10,14 @@ Faults can be injected on one rank to create ground truth for the diagnosis:
     --fault slow-data:RANK:MS        the rank's DataLoader sleeps MS per batch
     --fault slow-forward:RANK:MS     the rank does MS of extra compute in forward
     --fault slow-collective:RANK:MS  the rank sleeps MS before its gradient all-reduce
+    --fault hang:RANK:0              the rank stops stepping (sleeps forever in Python) while the
+                                     others block inside their next gradient all-reduce
+    --fault-from-step N              the fault starts at step N (default 0: from the start)
+
+Capture from a live job (docs/capture.md):
+
+    --collector tracker              rankscope.Tracker().step() in the loop
+    --collector none                 no rankscope code (zero-code `rankscope run`, KINETO_USE_DAEMON=1)
 """
 
 import argparse
@@ -20,6 +28,14 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+
+
+# Faults can start at a given step: every injection point asks this.
+STATE = {"step": 0, "fault_from": 0}
+
+
+def fault_active():
+    return STATE["step"] >= STATE["fault_from"]
 
 
 class SyntheticImages(Dataset):
@@ -34,7 +50,7 @@ class SyntheticImages(Dataset):
         return self.n
 
     def __getitem__(self, i):
-        if self.delay_s:
+        if self.delay_s and fault_active():
             time.sleep(self.delay_s)
         return self.x[i], self.y[i]
 
@@ -49,7 +65,7 @@ class SmallNet(nn.Module):
         self.extra_compute_s = extra_compute_s
 
     def forward(self, x):
-        if self.extra_compute_s:
+        if self.extra_compute_s and fault_active():
             burn_cpu(self.extra_compute_s)
         return self.head(self.features(x))
 
@@ -80,7 +96,12 @@ def main():
     p.add_argument("--with-stack", action="store_true")
     p.add_argument("--profile-memory", action="store_true")
     p.add_argument("--fault", default="", help="KIND:RANK:MS (see above)")
+    p.add_argument("--fault-from-step", type=int, default=0, help="the fault starts at this step")
+    p.add_argument("--collector", choices=["none", "tracker"], default="none",
+                   help="tracker: call rankscope.Tracker().step() every step")
+    p.add_argument("--step-sleep-ms", type=float, default=0.0, help="extra time per step on every rank")
     args = p.parse_args()
+    STATE["fault_from"] = args.fault_from_step
 
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -90,14 +111,16 @@ def main():
     mine = rank == fault_rank
 
     data_delay = fault_s / args.batch_size if mine and kind == "slow-data" else 0.0
-    dataset = SyntheticImages(args.batch_size * (args.steps + 1) * world, delay_s=data_delay)
+    # At most 20 batches per rank and epoch: long runs cycle over epochs instead of growing memory.
+    dataset = SyntheticImages(args.batch_size * min(args.steps + 1, 20) * world, delay_s=data_delay)
     sampler = torch.utils.data.distributed.DistributedSampler(dataset, shuffle=False)
     loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, num_workers=0)
     model = SmallNet(extra_compute_s=fault_s if mine and kind == "slow-forward" else 0.0)
     ddp = nn.parallel.DistributedDataParallel(model)
     if mine and kind == "slow-collective":
         def delayed_allreduce(state, bucket):
-            time.sleep(fault_s)
+            if fault_active():
+                time.sleep(fault_s)
             return dist.all_reduce(bucket.buffer(), async_op=True).get_future().then(
                 lambda f: f.value()[0] / world)
         ddp.register_comm_hook(None, delayed_allreduce)
@@ -114,17 +137,34 @@ def main():
             on_trace_ready=lambda prof: prof.export_chrome_trace(out),
             with_stack=args.with_stack, profile_memory=args.profile_memory, record_shapes=True)
         profiler.start()
+    tracker = None
+    if args.collector == "tracker":
+        from rankscope import Tracker
+        tracker = Tracker()
     step = 0
-    for x, y in loader:
-        if step >= args.steps:
-            break
-        opt.zero_grad()
-        loss = loss_fn(ddp(x), y)
-        loss.backward()
-        opt.step()
-        step += 1
-        if profiler:
-            profiler.step()
+    while step < args.steps:
+        for x, y in loader:
+            if step >= args.steps:
+                break
+            STATE["step"] = step
+            if mine and kind == "hang" and fault_active():
+                print(f"rank {rank}: hanging at step {step}", flush=True)
+                while True:
+                    time.sleep(1)
+            opt.zero_grad()
+            loss = loss_fn(ddp(x), y)
+            loss.backward()
+            opt.step()
+            if args.step_sleep_ms:
+                time.sleep(args.step_sleep_ms / 1000.0)
+            step += 1
+            if profiler:
+                profiler.step()
+            if tracker:
+                tracker.step()
+    if tracker:
+        tracker.wait_for_writes()
+        tracker.close()
     if profiler:
         profiler.stop()
     dist.barrier()

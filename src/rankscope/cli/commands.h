@@ -7,5 +7,10 @@
 namespace rankscope::cli {
 
 void RegisterInfoCommand(CLI::App& app, int* exit_code);
+// Capture from live jobs (docs/capture.md).
+void RegisterTraceCommand(CLI::App& app, int* exit_code);
+void RegisterSnapshotCommand(CLI::App& app, int* exit_code);
+void RegisterStatusCommands(CLI::App& app, int* exit_code);  // status, ps
+void RegisterRunCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rankscope::cli

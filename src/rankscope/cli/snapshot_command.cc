@@ -1,0 +1,59 @@
+// `rankscope snapshot`: every thread's Python stack of every rank, one file per rank
+// (rank<R>.stacks.txt, format in docs/capture.md) — for a job that hangs.
+#include <iostream>
+
+#include "rankscope/cli/capture_report.h"
+#include "rankscope/cli/commands.h"
+#include "rankscope/daemon/capture_spec.h"
+
+namespace rankscope::cli {
+namespace {
+
+struct SnapshotOptions {
+  HostOptions hosts;
+  std::string job;
+  std::vector<int32_t> ranks;
+  bool no_wait = false, json = false;
+  int timeout_s = 20;
+  std::string id;
+};
+
+int RunSnapshot(const SnapshotOptions& opt) {
+  auto client = DaemonClient::FromOptions(opt.hosts);
+  if (!client.ok()) {
+    fmt::print(stderr, "rankscope snapshot: {}\n", client.status().message());
+    return 2;
+  }
+  daemon::SnapshotSpec spec;
+  spec.snapshot_id = opt.id.empty() ? "snapshot-" + daemon::NewCaptureId() : opt.id;
+  spec.selection.job = opt.job;
+  spec.selection.ranks = opt.ranks;
+  spec.timeout_s = opt.timeout_s;
+  auto started = client->Call("/v1/snapshot", daemon::ToJson(spec));
+  CaptureOutcome outcome = opt.no_wait ? Summarize(std::move(started))
+                                       : WaitForCapture(*client, spec.snapshot_id, std::move(started), opt.timeout_s + 5);
+  if (opt.json) {
+    std::cout << CaptureOutcomeToJson(outcome).dump(2) << "\n";
+  } else {
+    PrintCaptureReport(outcome, "snapshot", !opt.no_wait);
+  }
+  if (outcome.expected == 0) return 1;
+  return opt.no_wait || outcome.produced == outcome.expected ? 0 : 1;
+}
+
+}  // namespace
+
+void RegisterSnapshotCommand(CLI::App& app, int* exit_code) {
+  auto opt = std::make_shared<SnapshotOptions>();
+  CLI::App* cmd = app.add_subcommand("snapshot", "Dump every thread's Python stack of every rank (a hung job)");
+  opt->hosts.AddTo(cmd);
+  cmd->add_option("--job", opt->job, "Only this job");
+  cmd->add_option("--ranks", opt->ranks, "Only these ranks")->delimiter(',');
+  cmd->add_flag("--no-wait", opt->no_wait, "Return once the request is out");
+  cmd->add_option("--timeout-s", opt->timeout_s, "Give up on a process after this long")->capture_default_str();
+  cmd->add_option("--id", opt->id, "Snapshot id (default: snapshot-<UTC time>-<random>)");
+  cmd->add_flag("--json", opt->json, "Print JSON");
+  cmd->callback([opt, exit_code] { *exit_code = RunSnapshot(*opt); });
+}
+
+}  // namespace rankscope::cli

@@ -1,0 +1,151 @@
+// rankscoped: the rankscope node daemon. One per host; see docs/capture.md.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+
+#include "rankscope/daemon/collector_endpoint.h"
+#include "rankscope/daemon/http_api.h"
+#include "rankscope/daemon/kineto_endpoint.h"
+
+namespace rd = rankscope::daemon;
+
+namespace {
+
+struct Flags {
+  std::string out_dir = "/var/lib/rankscope";
+  uint64_t disk_budget_mb = 10240;
+  std::string bind = "127.0.0.1";
+  int port = 8383;
+  std::string token_file;
+  std::string socket = "@rankscoped";
+  std::string kineto_socket_dir;
+  bool no_kineto = false;
+  std::string kineto_staging = "/tmp/rankscoped-staging";
+  int expire_s = 60;
+  int kineto_roundup = 20;
+  int auto_cooldown_s = 600;
+  std::string ready_file;
+};
+
+std::string Hostname() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+rankscope::StatusOr<std::string> ReadToken(const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path);
+  if (!in) return rankscope::NotFound("cannot read the token file {}", path);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.size() < 16) return rankscope::InvalidArgument("the token in {} is shorter than 16 characters", path);
+  return token;
+}
+
+// Tells a supervisor (or a test) where the API listens once everything is bound.
+void WriteReadyFile(const std::string& path, int port, const std::string& out_dir) {
+  if (path.empty()) return;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << nlohmann::json{{"port", port}, {"pid", ::getpid()}, {"out_dir", out_dir}}.dump() << "\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+int Run(const Flags& f) {
+  // Every thread inherits this mask; the main thread then waits for the signals synchronously.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto fail = [](const rankscope::Status& s) {
+    fmt::print(stderr, "rankscoped: error: {}\n", s.message());
+    return 1;
+  };
+  auto token = ReadToken(f.token_file);
+  if (!token.ok()) return fail(token.status());
+  auto out = rd::OutputDir::Open(f.out_dir, f.disk_budget_mb * 1024 * 1024);
+  if (!out.ok()) return fail(out.status());
+  auto socket_addr = rd::UnixAddress::Parse(f.socket);
+  if (!socket_addr.ok()) return fail(socket_addr.status());
+
+  rd::ProcessRegistry registry{std::chrono::seconds(f.expire_s)};
+  auto collectors = rd::CollectorEndpoint::Start(*socket_addr, out->root().string(), &registry);
+  if (!collectors.ok()) return fail(collectors.status().WithContext("collector endpoint"));
+
+  rd::CaptureManager::Options opts;
+  opts.host = Hostname();
+  opts.default_kineto_roundup = f.kineto_roundup;
+  opts.auto_cooldown = std::chrono::seconds(f.auto_cooldown_s);
+  opts.kineto_staging = f.kineto_staging;
+  rd::CollectorEndpoint* ce = collectors->get();
+  rd::CaptureManager captures(opts, &registry, &*out,
+                              [ce](const rd::UnixAddress& to, const nlohmann::json& msg) { return ce->Send(to, msg); });
+  ce->Attach(&captures);
+
+  std::unique_ptr<rd::KinetoEndpoint> kineto;
+  if (!f.no_kineto) {
+    const char* env_dir = std::getenv("KINETO_IPC_SOCKET_DIR");
+    const std::string dir = !f.kineto_socket_dir.empty() ? f.kineto_socket_dir : (env_dir ? env_dir : "");
+    auto k = rd::KinetoEndpoint::Start(dir, &registry, &captures);
+    if (!k.ok()) return fail(k.status().WithContext("Kineto endpoint (use --no-kineto if dynolog runs here)"));
+    kineto = std::move(*k);
+  }
+
+  rd::DaemonInfo info;
+  info.host = opts.host;
+  info.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  info.collector_address = ce->address();
+  info.collector_messages = [ce] { return ce->messages(); };
+  if (kineto) {
+    info.kineto_address = kineto->address();
+    rd::KinetoEndpoint* k = kineto.get();
+    info.kineto_polls = [k] { return k->polls(); };
+  }
+  rd::HttpApi api(info, &registry, &captures, &*out, *token);
+  if (auto s = api.Start(f.bind, f.port); !s.ok()) return fail(s);
+
+  fmt::print(stderr, "rankscoped: serving http://{}:{} (out {}, collector {}, kineto {})\n", f.bind, api.port(),
+             out->root().string(), ce->address(), kineto ? kineto->address() : "off");
+  WriteReadyFile(f.ready_file, api.port(), out->root().string());
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  fmt::print(stderr, "rankscoped: stopping on signal {}\n", sig);
+  api.Stop();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rankscoped: the rankscope node daemon (registry, Kineto endpoint, HTTP API)", "rankscoped"};
+  Flags f;
+  if (const char* env = std::getenv("RANKSCOPE_OUT_DIR")) f.out_dir = env;
+  if (const char* env = std::getenv("RANKSCOPE_SOCKET")) f.socket = env;
+  app.set_version_flag("--version", "rankscoped 0.1.0");
+  app.add_option("--out-dir", f.out_dir, "The only directory traces and snapshots are written to")->capture_default_str();
+  app.add_option("--disk-budget-mb", f.disk_budget_mb, "Evict the oldest captures above this (0: no limit)")->capture_default_str();
+  app.add_option("--bind", f.bind, "HTTP API address; other than loopback requires --token-file")->capture_default_str();
+  app.add_option("--port", f.port, "HTTP API port (0: any free port, see --ready-file)")->capture_default_str();
+  app.add_option("--token-file", f.token_file, "File whose first line is the API token (>= 16 characters)");
+  app.add_option("--socket", f.socket, "Collector socket: @name (abstract) or a path; env RANKSCOPE_SOCKET")->capture_default_str();
+  app.add_option("--kineto-socket-dir", f.kineto_socket_dir, "Serve Kineto at DIR/dynolog (default: env KINETO_IPC_SOCKET_DIR, else abstract 'dynolog')");
+  app.add_flag("--no-kineto", f.no_kineto, "Do not serve the Kineto endpoint (e.g. dynolog already runs here)");
+  app.add_option("--kineto-staging", f.kineto_staging, "Where Kineto clients write before compression (under /tmp)")->capture_default_str();
+  app.add_option("--expire-s", f.expire_s, "Forget processes silent for this long")->capture_default_str()->check(CLI::Range(1, 86400));
+  app.add_option("--kineto-roundup", f.kineto_roundup, "Default iteration round-up for Kineto clients")->capture_default_str()->check(CLI::Range(1, 100000));
+  app.add_option("--auto-cooldown-s", f.auto_cooldown_s, "At most one auto-triggered trace per job in this time")->capture_default_str();
+  app.add_option("--ready-file", f.ready_file, "Write {port, pid, out_dir} here once serving");
+  CLI11_PARSE(app, argc, argv);
+  return Run(f);
+}
