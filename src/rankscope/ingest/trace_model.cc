@@ -27,6 +27,13 @@ std::string_view CategoryName(Category c) {
   return "?";
 }
 
+std::string_view CollectiveAnnotationOp(std::string_view name) {
+  for (std::string_view prefix : {"gloo:", "nccl:", "rccl:", "hccl:", "mpi:", "ucc:", "xccl:"}) {
+    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) return name.substr(prefix.size());
+  }
+  return {};
+}
+
 void SliceTable::reserve(size_t n) {
   ts.reserve(n);
   dur.reserve(n);
