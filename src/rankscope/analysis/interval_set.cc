@@ -1,0 +1,59 @@
+#include "rankscope/analysis/interval_set.h"
+
+#include <algorithm>
+
+namespace rankscope {
+
+IntervalSet IntervalSet::Union(std::vector<Interval>& intervals) {
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& x, const Interval& y) { return x.start < y.start; });
+  IntervalSet set;
+  for (const Interval& iv : intervals) set.Append(iv.start, iv.end);
+  return set;
+}
+
+void IntervalSet::Append(int64_t start, int64_t end) {
+  if (end <= start) return;
+  if (!intervals_.empty() && start <= intervals_.back().end) {
+    Interval& last = intervals_.back();
+    if (end > last.end) {
+      prefix_.back() += end - last.end;
+      last.end = end;
+    }
+    return;
+  }
+  intervals_.push_back({start, end});
+  prefix_.push_back((prefix_.empty() ? 0 : prefix_.back()) + (end - start));
+}
+
+int64_t IntervalSet::CoveredIn(int64_t a, int64_t b) const {
+  if (b <= a || intervals_.empty()) return 0;
+  // First interval that ends after a, and the first that starts at or after b.
+  auto first = std::upper_bound(intervals_.begin(), intervals_.end(), a,
+                                [](int64_t t, const Interval& iv) { return t < iv.end; });
+  auto last = std::lower_bound(first, intervals_.end(), b,
+                               [](const Interval& iv, int64_t t) { return iv.start < t; });
+  if (first >= last) return 0;
+  const size_t i = static_cast<size_t>(first - intervals_.begin());
+  const size_t j = static_cast<size_t>(last - intervals_.begin());  // exclusive
+  int64_t total = prefix_[j - 1] - (i == 0 ? 0 : prefix_[i - 1]);
+  total -= std::max<int64_t>(0, a - intervals_[i].start);   // cut the part before a
+  total -= std::max<int64_t>(0, intervals_[j - 1].end - b);  // and after b
+  return total;
+}
+
+int64_t IntersectionLength(const IntervalSet& a, const IntervalSet& b) {
+  const auto& x = a.intervals();
+  const auto& y = b.intervals();
+  int64_t total = 0;
+  size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    const int64_t lo = std::max(x[i].start, y[j].start);
+    const int64_t hi = std::min(x[i].end, y[j].end);
+    if (hi > lo) total += hi - lo;
+    (x[i].end < y[j].end) ? ++i : ++j;
+  }
+  return total;
+}
+
+}  // namespace rankscope
