@@ -66,14 +66,13 @@ class Builder {
         true, in_.timeline->owned_ns[activity], StepAt(*in_.steps, launch >= 0 ? launch : a.start));
   }
 
-  void AddCpu(const CollectiveInfo& info) {
+  // `exposed_ns`: the instance's share of the instants in which CPU collectives run and the
+  // training threads compute nothing (1/k each when k collectives run together).
+  void AddCpu(const CollectiveInfo& info, double exposed_ns) {
     const int64_t start = m_.slices.ts[info.slice], end = start + m_.slices.dur[info.slice];
-    const int64_t in_w = w_.Clip(start, end);
-    const int64_t a = std::max(start, w_.start), b = std::min(end, w_.end);
-    const double exposed = static_cast<double>(in_w - (b > a ? in_.host_compute->CoveredIn(a, b) : 0));
     std::string dtype = info.dtype != StringPool::kEmptyId ? std::string(m_.Str(info.dtype)) : "";
     Add(start, end, start, -1, &info, CanonicalCollectiveName(m_.Str(info.collective_name)), "", "", std::move(dtype),
-        false, exposed, StepAt(*in_.steps, start));
+        false, exposed_ns, StepAt(*in_.steps, start));
   }
 
   void Finish();
@@ -89,12 +88,17 @@ class Builder {
     return jt != by_external_id_.end() && jt->first == ext ? &m_.collectives[jt->second] : nullptr;
   }
 
+  // The collective's own "Group size"; else the size every configured process group shares;
+  // else, with no group configuration at all, the world.
   int64_t GroupSize(const CollectiveInfo* info) const {
     if (info && info->group_size > 0) return info->group_size;
     const DistributedInfo& d = m_.info.distributed;
-    if (d.pg_config.size() == 1 && d.pg_config[0].size > 0) return d.pg_config[0].size;
-    if (d.pg_config.empty() && d.world_size) return *d.world_size;  // one group: the world
-    return -1;
+    if (d.pg_config.empty()) return d.world_size.value_or(-1);
+    const int64_t size = d.pg_config.front().size;
+    for (const ProcessGroupConfig& pg : d.pg_config) {
+      if (pg.size != size) return -1;
+    }
+    return size > 0 ? size : -1;
   }
 
   int64_t Bytes(const CollectiveInfo* info, const std::string& op, const std::string& dtype) const {
@@ -186,6 +190,41 @@ void Builder::Finish() {
   out_->comm_host_overlap_ns = IntersectionLength(all, *in_.host_compute);
 }
 
+// CPU collectives: the process group's own spans ("gloo:all_reduce"); without them, the
+// record_param_comms ops that carry "Collective name".
+std::vector<const CollectiveInfo*> CpuCollectives(const TraceModel& m) {
+  std::vector<const CollectiveInfo*> annotations, ops;
+  for (const CollectiveInfo& c : m.collectives) {
+    if (IsGpuActivity(m.slices.category[c.slice])) continue;
+    (c.source == CollectiveSource::kAnnotationShape ? annotations : ops).push_back(&c);
+  }
+  return annotations.empty() ? ops : annotations;
+}
+
+// Exposed time of each CPU collective: the GPU timeline's ownership rule applied to the host,
+// with the training threads' CPU ops as "compute" and the collectives as "communication".
+std::vector<double> CpuExposure(const TraceModel& m, const std::vector<const CollectiveInfo*>& cpu, const Window& w,
+                                const IntervalSet& host_compute) {
+  std::vector<GpuActivity> host;
+  for (const CollectiveInfo* c : cpu) {
+    GpuActivity a;
+    a.start = m.slices.ts[c->slice];
+    a.end = a.start + m.slices.dur[c->slice];
+    a.cls = ActivityClass::kCommunication;
+    host.push_back(a);
+  }
+  for (const Interval& iv : host_compute.intervals()) {
+    GpuActivity a;
+    a.start = iv.start;
+    a.end = iv.end;
+    a.cls = ActivityClass::kCompute;
+    host.push_back(a);
+  }
+  GpuTimeline t = SweepGpuTimeline(host, w);
+  t.owned_ns.resize(cpu.size());
+  return t.owned_ns;
+}
+
 }  // namespace
 
 int ElementBytes(std::string_view dtype) {
@@ -235,18 +274,9 @@ void AnalyzeCollectives(const TraceModel& m, const Window& w, const CollectiveIn
     any_gpu = true;
   }
   if (!any_gpu) {
-    // CPU collectives: the process group's own spans ("gloo:all_reduce"); without them, the
-    // record_param_comms ops that carry "Collective name".
-    bool any_annotation = false;
-    for (const CollectiveInfo& c : m.collectives) {
-      if (c.source != CollectiveSource::kAnnotationShape || IsGpuActivity(m.slices.category[c.slice])) continue;
-      b.AddCpu(c);
-      any_annotation = true;
-    }
-    for (const CollectiveInfo& c : m.collectives) {
-      if (any_annotation || IsGpuActivity(m.slices.category[c.slice])) continue;
-      b.AddCpu(c);
-    }
+    std::vector<const CollectiveInfo*> cpu = CpuCollectives(m);
+    const std::vector<double> exposed = CpuExposure(m, cpu, w, *in.host_compute);
+    for (size_t k = 0; k < cpu.size(); ++k) b.AddCpu(*cpu[k], exposed[k]);
   }
   b.Finish();
 }

@@ -70,7 +70,7 @@ std::vector<uint32_t> PathNodes(const TraceModel& m, PathTrie& trie) {
   std::sort(by_id.begin(), by_id.end());
   auto slice_of = [&](int64_t id) -> int64_t {
     auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(id, 0u));
-    return it != by_id.end() && it->first == id ? it->second : -1;
+    return it != by_id.end() && it->first == id ? static_cast<int64_t>(it->second) : int64_t{-1};
   };
   constexpr uint32_t kUnset = 0xFFFFFFFEu;
   std::vector<uint32_t> node(m.python.size(), kUnset);

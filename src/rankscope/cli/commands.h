@@ -7,5 +7,6 @@
 namespace rankscope::cli {
 
 void RegisterInfoCommand(CLI::App& app, int* exit_code);
+void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rankscope::cli

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "rankscope 0.1.0");
   int exit_code = 0;
   rankscope::cli::RegisterInfoCommand(app, &exit_code);
+  rankscope::cli::RegisterAnalyzeCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
