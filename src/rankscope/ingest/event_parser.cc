@@ -207,9 +207,10 @@ error_code EventParser::ReadTextOrArray(od::value value, std::string_view* out, 
 }
 
 error_code EventParser::ParseArgs(od::object args, RawEvent& ev) {
-  // Shapes are read only for collective annotations (Kineto writes "name" before "args"):
-  // every other op's shapes stay unparsed.
-  const bool collective_annotation = !CollectiveAnnotationOp(ev.name).empty();
+  // Shapes are read only for collective annotations; Kineto writes "name" before "args", so
+  // every other op's shapes stay unparsed. When the name comes later, read them just in case
+  // (ModelBuilder keeps them only for collective annotations).
+  const bool collective_annotation = !ev.has(RawEvent::kName) || !CollectiveAnnotationOp(ev.name).empty();
   for (auto field_result : args) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
