@@ -17,6 +17,7 @@ struct Pending {
   uint32_t type, group;
   int32_t stream;
   double exposed_ns;
+  bool timed;  // the span is the transfer itself (GPU kernel, gloo), not just the CPU call
 };
 
 using TypeKey = std::tuple<std::string, std::string, std::string, std::string, int64_t, bool>;
@@ -63,16 +64,21 @@ class Builder {
     std::string dtype = info && info->dtype != StringPool::kEmptyId ? std::string(m_.Str(info->dtype)) : decoded.dtype;
     const int64_t launch = a.launch != kNoSlice ? m_.slices.ts[a.launch] : -1;
     Add(a.start, a.end, launch, a.stream, info, std::move(op), decoded.algorithm, decoded.protocol, std::move(dtype),
-        true, in_.timeline->owned_ns[activity], StepAt(*in_.steps, launch >= 0 ? launch : a.start));
+        true, in_.timeline->owned_ns[activity], StepAt(*in_.steps, launch >= 0 ? launch : a.start), true);
   }
 
   // `exposed_ns`: the instance's share of the instants in which CPU collectives run and the
   // training threads compute nothing (1/k each when k collectives run together).
+  // Only a CPU backend's span (gloo) is the transfer; for NCCL it is the CPU call that
+  // enqueued the kernel, so its duration says nothing about bandwidth.
   void AddCpu(const CollectiveInfo& info, double exposed_ns) {
     const int64_t start = m_.slices.ts[info.slice], end = start + m_.slices.dur[info.slice];
     std::string dtype = info.dtype != StringPool::kEmptyId ? std::string(m_.Str(info.dtype)) : "";
+    const std::string_view name = m_.Str(m_.slices.name[info.slice]);
+    const bool timed = info.source == CollectiveSource::kAnnotationShape ? name.substr(0, 5) == "gloo:"
+                                                                        : m_.info.distributed.backend == "gloo";
     Add(start, end, start, -1, &info, CanonicalCollectiveName(m_.Str(info.collective_name)), "", "", std::move(dtype),
-        false, exposed_ns, StepAt(*in_.steps, start));
+        false, exposed_ns, StepAt(*in_.steps, start), timed);
   }
 
   void Finish();
@@ -118,7 +124,8 @@ class Builder {
   }
 
   void Add(int64_t start, int64_t end, int64_t launch, int32_t stream, const CollectiveInfo* info, std::string op,
-           std::string algorithm, std::string protocol, std::string dtype, bool on_gpu, double exposed, int64_t step) {
+           std::string algorithm, std::string protocol, std::string dtype, bool on_gpu, double exposed, int64_t step,
+           bool timed) {
     const int64_t n = GroupSize(info);
     const int64_t bytes = Bytes(info, op, dtype);
     TypeKey key{op, algorithm, protocol, dtype, n, on_gpu};
@@ -128,7 +135,8 @@ class Builder {
       std::tie(t.op, t.algorithm, t.protocol, t.dtype, t.group_size, t.on_gpu) = key;
       out_->collective_types.push_back(std::move(t));
     }
-    pending_.push_back({start, end, launch, bytes, info ? info->seq : -1, step, it->second, GroupIndex(info), stream, exposed});
+    pending_.push_back(
+        {start, end, launch, bytes, info ? info->seq : -1, step, it->second, GroupIndex(info), stream, exposed, timed});
   }
 
   const TraceModel& m_;
@@ -162,7 +170,7 @@ void Builder::Finish() {
     durations[p.type].push_back(p.end - p.start);
     if (p.bytes >= 0) {
       t.bytes = std::max<int64_t>(t.bytes, 0) + p.bytes;
-      if (p.end > p.start) algbw[p.type].push_back(static_cast<int64_t>(static_cast<double>(p.bytes) * 1e9 / static_cast<double>(p.end - p.start)));
+      if (p.timed && p.end > p.start) algbw[p.type].push_back(static_cast<int64_t>(static_cast<double>(p.bytes) * 1e9 / static_cast<double>(p.end - p.start)));
     }
     if (out_->collectives.size() >= in_.max_instances) {
       ++out_->omitted_collectives;
@@ -196,6 +204,7 @@ std::vector<const CollectiveInfo*> CpuCollectives(const TraceModel& m) {
   std::vector<const CollectiveInfo*> annotations, ops;
   for (const CollectiveInfo& c : m.collectives) {
     if (IsGpuActivity(m.slices.category[c.slice])) continue;
+    if (m.Str(c.collective_name) == "wait") continue;  // c10d's Work::wait, not a collective
     (c.source == CollectiveSource::kAnnotationShape ? annotations : ops).push_back(&c);
   }
   return annotations.empty() ? ops : annotations;
@@ -273,7 +282,9 @@ void AnalyzeCollectives(const TraceModel& m, const Window& w, const CollectiveIn
     b.AddGpu(i);
     any_gpu = true;
   }
-  if (!any_gpu) {
+  // CPU collectives describe communication only in CPU-only traces: in a GPU trace the CPU
+  // spans are enqueue calls, and a GPU trace without communication kernels has none.
+  if (!any_gpu && in.activities->empty()) {
     std::vector<const CollectiveInfo*> cpu = CpuCollectives(m);
     const std::vector<double> exposed = CpuExposure(m, cpu, w, *in.host_compute);
     for (size_t k = 0; k < cpu.size(); ++k) b.AddCpu(*cpu[k], exposed[k]);

@@ -1,5 +1,5 @@
-// Collectives: every communication kernel (or, in a trace without GPU communication, every
-// CPU-side collective such as gloo's "gloo:all_reduce" spans) decoded into op, algorithm,
+// Collectives: every communication kernel (or, in a CPU-only trace, every CPU-side collective
+// such as gloo's "gloo:all_reduce" spans) decoded into op, algorithm,
 // protocol, dtype, message bytes and group size, with algbw/busbw, exposed time and overlap
 // with compute, per type and per instance.
 #pragma once

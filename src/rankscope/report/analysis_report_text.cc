@@ -53,7 +53,8 @@ void Writer::Header() {
   const std::string rank = r_.rank_resolved ? fmt::format("rank {}", r_.rank.rank) : "rank ?";
   const std::string world = r_.world_size ? fmt::format(" of {}", *r_.world_size) : "";
   const std::string backend = r_.backend.empty() ? "" : fmt::format(" ({})", r_.backend);
-  Line(s_.Bold(fmt::format("== {}{}{} ==", rank, world, backend)) + "  " + r_.path);
+  Line(s_.Bold(fmt::format("== {}{}{} ==", rank, world, backend)));
+  Line("  file     " + CellPath(r_.path, kWidth - 11));
   std::string window;
   if (r_.window_mode == WindowMode::kSteps && !r_.steps.empty()) {
     window = fmt::format("steps #{}..#{} ({} of {} profiled), ", r_.steps.front().number, r_.steps.back().number,
@@ -188,7 +189,7 @@ void Writer::Communication() {
   const bool gpu = types.front()->on_gpu;
   Section("Communication", fmt::format("{} instances; exposed = not hidden by {} compute; bandwidth GB/s (median)",
                                        r_.collectives.size() + r_.omitted_collectives, gpu ? "GPU" : "host"));
-  Line(fmt::format("  {:<26} {:>4} {:>6} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7} {:>7}", "op algorithm protocol dtype",
+  Line(fmt::format("  {:<21} {:>4} {:>6} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7} {:>7}", "op algo proto dtype",
                    "n", "count", "total", "median", "bytes", "algbw", "busbw", "exposed", "overlap"));
   for (size_t i = 0; i < types.size() && i < o_.top; ++i) {
     const CollectiveType& t = *types[i];
@@ -196,11 +197,11 @@ void Writer::Communication() {
     for (const std::string* part : {&t.algorithm, &t.protocol, &t.dtype}) {
       if (!part->empty()) label += " " + *part;
     }
-    Line(fmt::format("  {:<26} {:>4} {:>6} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7} {:>7}", CellName(label, 26),
+    Line(fmt::format("  {:<21} {:>4} {:>6} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7} {:>7}", CellName(label, 21),
                      t.group_size > 0 ? std::to_string(t.group_size) : "?", t.count, FormatNs(t.total_ns),
                      FormatNs(t.median_ns), FormatByteCount(t.bytes),
-                     t.bytes >= 0 ? fmt::format("{:.2f}", t.algbw_gbps) : "-",
-                     t.bytes >= 0 && t.busbw_gbps > 0 ? fmt::format("{:.2f}", t.busbw_gbps) : "-",
+                     t.algbw_gbps > 0 ? fmt::format("{:.2f}", t.algbw_gbps) : "-",
+                     t.busbw_gbps > 0 ? fmt::format("{:.2f}", t.busbw_gbps) : "-",
                      FormatShare(Share(t.exposed_ns, w)),
                      t.busy_ns > 0 ? FormatShare(Share(t.overlap_ns, t.busy_ns)) : "-"));
   }
@@ -212,9 +213,8 @@ void Writer::Communication() {
 
 void Writer::Idle() {
   if (r_.idle_by_stream.empty()) return;
-  Section("GPU idle time per stream", fmt::format("host wait: launched late; kernel wait: gap < {}; edge: before "
-                                                  "first / after last activity",
-                                                  FormatNs(r_.kernel_wait_threshold_ns)));
+  Section("GPU idle per stream", fmt::format("host wait: launched late; kernel wait: gap < {}; edge: outside "
+                                             "activity", FormatNs(r_.kernel_wait_threshold_ns)));
   Line(fmt::format("  {:>6} {:>7} {:>10} {:>11} {:>11} {:>11} {:>11} {:>8}", "device", "stream", "busy", "host wait",
                    "kernel wait", "other", "edge", "gaps"));
   for (const StreamIdle& s : r_.idle_by_stream) {
@@ -237,13 +237,11 @@ void Writer::Launch() {
   };
   row("all", l.all);
   for (const LaunchDelayStats& s : l.by_api) row(s.api, s);
+  static constexpr const char* kBounds[] = {"<10us", "<100us", "<1ms", "<10ms", "<100ms", ">=100ms"};
+  static_assert(std::size(kBounds) == kLaunchDelayBuckets.size() + 1);
   std::string hist;
-  for (size_t b = 0; b < l.histogram.size(); ++b) {
-    const std::string bound = b < kLaunchDelayBuckets.size() ? "<" + FormatNs(kLaunchDelayBuckets[b])
-                                                             : ">=" + FormatNs(kLaunchDelayBuckets.back());
-    hist += fmt::format("{}{} {}", hist.empty() ? "" : ", ", bound, l.histogram[b]);
-  }
-  Line("  distribution: " + hist);
+  for (size_t b = 0; b < l.histogram.size(); ++b) hist += fmt::format("  {} {}", kBounds[b], l.histogram[b]);
+  Line("  distribution:" + hist);
   for (const QueueDepth& q : l.queues) {
     Line(fmt::format("  queue depth device {} stream {}: max {}, mean {:.1f}, empty {} of the window", q.device,
                      q.stream, q.max_depth, q.mean_depth, FormatShare(Share(q.empty_ns, r_.window_ns()))));
@@ -268,7 +266,10 @@ void Writer::Memory() {
 void Writer::Warnings() {
   if (r_.warnings.empty()) return;
   Section("Warnings");
-  for (const std::string& w : r_.warnings) Line("  " + s_.Yellow("warning: ") + w);
+  for (const std::string& w : r_.warnings) {
+    const std::string wrapped = WrapText(w, kWidth - 11, std::string(11, ' '));
+    Line("  " + s_.Yellow("warning:") + " " + wrapped.substr(11));
+  }
 }
 
 std::string Writer::Render() {

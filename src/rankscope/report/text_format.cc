@@ -56,6 +56,25 @@ std::string CellPath(std::string_view path, size_t width) {
   return "..." + std::string(tail);
 }
 
+std::string WrapText(std::string_view text, size_t width, const std::string& indent) {
+  std::string out, line;
+  auto flush = [&] {
+    if (!out.empty()) out += "\n";
+    out += indent + line;
+    line.clear();
+  };
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    if (!line.empty() && line.size() + 1 + word.size() > width) flush();
+    if (!line.empty()) line += ' ';
+    line += word;
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+  }
+  if (!line.empty()) flush();
+  return out;
+}
+
 std::string Style::Wrap(std::string_view code, std::string_view s) const {
   if (!color_) return std::string(s);
   return fmt::format("\x1b[{}m{}\x1b[0m", code, s);

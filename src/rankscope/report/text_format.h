@@ -19,6 +19,9 @@ std::string CellName(std::string_view name, size_t width);
 // A "a|b|c" call path for a cell: keeps the innermost frames ("...|b|c").
 std::string CellPath(std::string_view path, size_t width);
 
+// Word-wraps `text` into lines of at most `width` characters, each starting with `indent`.
+std::string WrapText(std::string_view text, size_t width, const std::string& indent);
+
 class Style {
  public:
   explicit Style(bool color) : color_(color) {}
