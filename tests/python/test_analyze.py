@@ -182,3 +182,21 @@ def test_real_pytorch_run(slow_data_run, run_rankscope):
     full = run_rankscope("analyze", slow_data_run, "--rank", "1").stdout
     for section in ("Steps", "Communication", "CPU ops", "Python call paths", "Memory"):
         assert section in full
+
+
+def test_every_schema_field_is_documented():
+    """docs/report-schema.md names every property the JSON Schema defines."""
+    doc = (REPO / "docs" / "report-schema.md").read_text()
+    names = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            names.update(node.get("properties", {}).keys())
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(SCHEMA)
+    missing = sorted(n for n in names if f"`{n}`" not in doc and f"`{n}[]`" not in doc)
+    assert not missing, f"undocumented report fields: {missing}"
