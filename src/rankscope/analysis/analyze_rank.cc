@@ -13,6 +13,7 @@
 #include "rankscope/analysis/idle_breakdown.h"
 #include "rankscope/analysis/launch_analysis.h"
 #include "rankscope/analysis/memory_usage.h"
+#include "rankscope/analysis/slice_order.h"
 #include "rankscope/analysis/step_phases.h"
 
 namespace rankscope {
@@ -32,16 +33,16 @@ void FillIdentity(const TraceModel& m, RankSummary* r) {
 
 // Union of the CPU ops of the training threads (threads that run no CPU collective): the host's
 // compute, against which CPU collectives are exposed or hidden.
-IntervalSet HostCompute(const TraceModel& m) {
+IntervalSet HostCompute(const TraceModel& m, const std::vector<uint32_t>& order) {
   const std::vector<uint32_t> comm_tracks = CollectiveTracks(m);
-  std::vector<Interval> ops;
+  IntervalSet set;
   const SliceTable& s = m.slices;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (const uint32_t i : order) {  // in start order, so Append builds the union
     if (s.category[i] != Category::kCpuOp) continue;
     if (std::binary_search(comm_tracks.begin(), comm_tracks.end(), s.track[i])) continue;
-    ops.push_back({s.ts[i], s.ts[i] + s.dur[i]});
+    set.Append(s.ts[i], s.ts[i] + s.dur[i]);
   }
-  return IntervalSet::Union(ops);
+  return set;
 }
 
 void FillGpu(const std::vector<GpuActivity>& acts, const GpuTimeline& t, GpuSummary* g) {
@@ -96,15 +97,16 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
 
   const std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
   const GpuTimeline timeline = SweepGpuTimeline(acts, w);
-  const IntervalSet host_compute = HostCompute(m);
+  const std::vector<uint32_t> order = SlicesByStart(m);
+  const IntervalSet host_compute = HostCompute(m, order);
   r.has_gpu = !acts.empty();
   FillGpu(acts, timeline, &r.gpu);
-  r.steps = AnalyzeSteps(m, steps, w, acts, host_compute);
+  r.steps = AnalyzeSteps(m, order, steps, w, acts, host_compute);
   r.kernels = BuildKernelTable(m, acts, timeline, w, opt.max_rows);
   r.memory_ops = BuildMemoryOpTable(m, acts, timeline, w, opt.max_rows);
-  r.runtime_calls = BuildRuntimeCallTable(m, w, timeline.busy, opt.max_rows);
-  r.cpu_ops = BuildCpuOpTable(m, w, timeline.busy, opt.max_rows);
-  r.python_paths = BuildPythonPathTable(m, w, timeline.busy, opt.max_rows);
+  r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
+  r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
+  r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows);
   r.host_compute_ns = host_compute.CoveredIn(w.start, w.end);
   AnalyzeCollectives(m, w, {&acts, &timeline, &steps, &host_compute, opt.max_collective_instances}, &r);
   r.idle_by_stream = AnalyzeIdleByStream(m, acts, w, opt.kernel_wait_threshold_ns);

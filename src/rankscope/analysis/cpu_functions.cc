@@ -11,18 +11,23 @@ namespace {
 
 // A table of slices of the categories `pick` accepts, keyed by name.
 template <typename Pick>
-FunctionTable ByName(const TraceModel& m, const Window& w, const IntervalSet& busy, size_t max_rows, Pick pick) {
+FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w, const IntervalSet& busy,
+                     size_t max_rows, Pick pick) {
   const SliceTable& s = m.slices;
-  std::unordered_map<StringId, uint32_t> ids;
+  constexpr uint32_t kNew = 0xFFFFFFFFu;
+  std::vector<uint32_t> row_of_name(m.strings.size(), kNew);  // StringIds are dense
   std::vector<FunctionStat> rows;
   std::vector<FunctionSample> samples;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (const uint32_t i : order) {
     if (!pick(s.category[i])) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
     if (!TouchesWindow(start, end, w)) continue;
-    auto [it, inserted] = ids.try_emplace(s.name[i], static_cast<uint32_t>(rows.size()));
-    if (inserted) rows.push_back(FunctionStat{.name = std::string(m.Str(s.name[i]))});
-    samples.push_back({it->second, start, end, 0});
+    uint32_t& row = row_of_name[s.name[i]];
+    if (row == kNew) {
+      row = static_cast<uint32_t>(rows.size());
+      rows.push_back(FunctionStat{.name = std::string(m.Str(s.name[i]))});
+    }
+    samples.push_back({row, start, end, 0});
   }
   AggregateSamples(samples, w, BottleneckRule::kStackWhileGpuIdle, busy, rows);
   return FinishTable(std::move(rows), max_rows);
@@ -110,23 +115,27 @@ std::string ThreadLabel(const TraceModel& m, uint32_t track) {
   return label;
 }
 
-FunctionTable BuildRuntimeCallTable(const TraceModel& m, const Window& w, const IntervalSet& busy, size_t max_rows) {
-  return ByName(m, w, busy, max_rows,
+FunctionTable BuildRuntimeCallTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
+                                    const IntervalSet& busy, size_t max_rows) {
+  return ByName(m, order, w, busy, max_rows,
                 [](Category c) { return c == Category::kCudaRuntime || c == Category::kCudaDriver; });
 }
 
-FunctionTable BuildCpuOpTable(const TraceModel& m, const Window& w, const IntervalSet& busy, size_t max_rows) {
-  return ByName(m, w, busy, max_rows, [](Category c) { return c == Category::kCpuOp; });
+FunctionTable BuildCpuOpTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
+                              const IntervalSet& busy, size_t max_rows) {
+  return ByName(m, order, w, busy, max_rows, [](Category c) { return c == Category::kCpuOp; });
 }
 
-FunctionTable BuildPythonPathTable(const TraceModel& m, const Window& w, const IntervalSet& busy, size_t max_rows) {
+FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
+                                   const IntervalSet& busy, size_t max_rows) {
+  if (m.python.empty()) return {};
   PathTrie trie;
   const std::vector<uint32_t> node = PathNodes(m, trie);
   const SliceTable& s = m.slices;
   std::unordered_map<uint64_t, uint32_t> ids;  // (path node, track) -> row
   std::vector<std::pair<uint32_t, uint32_t>> keys;  // row -> (node, track)
   std::vector<FunctionSample> samples;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (const uint32_t i : order) {
     if (s.category[i] != Category::kPythonFunction || s.detail[i] == kNoDetail) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
     if (!TouchesWindow(start, end, w) || node[s.detail[i]] >= PathTrie::kRoot - 1) continue;

@@ -10,15 +10,16 @@
 
 namespace rankscope {
 
-FunctionTable BuildRuntimeCallTable(const TraceModel& model, const Window& window, const IntervalSet& gpu_busy,
-                                    size_t max_rows);
+// `order` is SlicesByStart(model) (slice_order.h).
+FunctionTable BuildRuntimeCallTable(const TraceModel& model, const std::vector<uint32_t>& order, const Window& window,
+                                    const IntervalSet& gpu_busy, size_t max_rows);
 
-FunctionTable BuildCpuOpTable(const TraceModel& model, const Window& window, const IntervalSet& gpu_busy,
-                              size_t max_rows);
+FunctionTable BuildCpuOpTable(const TraceModel& model, const std::vector<uint32_t>& order, const Window& window,
+                              const IntervalSet& gpu_busy, size_t max_rows);
 
 // Python functions (with_stack=True) keyed by call path "f1|f2|...|fn", root first, per thread.
-FunctionTable BuildPythonPathTable(const TraceModel& model, const Window& window, const IntervalSet& gpu_busy,
-                                   size_t max_rows);
+FunctionTable BuildPythonPathTable(const TraceModel& model, const std::vector<uint32_t>& order, const Window& window,
+                                   const IntervalSet& gpu_busy, size_t max_rows);
 
 // "8979 (pt_main_thread)": a thread as the report shows it.
 std::string ThreadLabel(const TraceModel& model, uint32_t track);

@@ -12,9 +12,10 @@ double StackTimeWhileIdle(const FunctionSample* begin, const FunctionSample* end
                           const IntervalSet& busy) {
   double idle = 0;
   int64_t run_start = 0, run_end = INT64_MIN;
+  size_t cursor = 0;  // runs come in time order
   auto flush = [&] {
     const int64_t a = std::max(run_start, w.start), b = std::min(run_end, w.end);
-    if (b > a) idle += static_cast<double>((b - a) - busy.CoveredIn(a, b));
+    if (b > a) idle += static_cast<double>((b - a) - busy.CoveredInFrom(a, b, &cursor));
   };
   for (const FunctionSample* s = begin; s != end; ++s) {
     if (s->start > run_end) {
@@ -29,13 +30,31 @@ double StackTimeWhileIdle(const FunctionSample* begin, const FunctionSample* end
   return idle;
 }
 
+// Groups samples by key (a counting sort: keys are dense) and orders each group by start.
+// Trace files list events mostly in time order, so most groups are already sorted.
+void SortByKeyThenStart(std::vector<FunctionSample>& samples, size_t keys) {
+  std::vector<uint32_t> offset(keys + 1, 0);
+  for (const FunctionSample& s : samples) ++offset[s.key + 1];
+  for (size_t k = 0; k < keys; ++k) offset[k + 1] += offset[k];
+  std::vector<FunctionSample> sorted(samples.size());
+  for (const FunctionSample& s : samples) sorted[offset[s.key]++] = s;
+  auto by_start = [](const FunctionSample& a, const FunctionSample& b) { return a.start < b.start; };
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j < sorted.size() && sorted[j].key == sorted[i].key) ++j;
+    if (!std::is_sorted(sorted.begin() + i, sorted.begin() + j, by_start)) {
+      std::sort(sorted.begin() + i, sorted.begin() + j, by_start);
+    }
+    i = j;
+  }
+  samples.swap(sorted);
+}
+
 }  // namespace
 
 void AggregateSamples(std::vector<FunctionSample>& samples, const Window& w, BottleneckRule rule,
                       const IntervalSet& busy, std::vector<FunctionStat>& rows) {
-  std::sort(samples.begin(), samples.end(), [](const FunctionSample& a, const FunctionSample& b) {
-    return a.key != b.key ? a.key < b.key : a.start < b.start;
-  });
+  SortByKeyThenStart(samples, rows.size());
   std::vector<int64_t> durations;  // reused for every function
   for (size_t i = 0; i < samples.size();) {
     size_t j = i;

@@ -1,51 +1,65 @@
 #include "rankscope/analysis/launch_analysis.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "rankscope/analysis/stats.h"
 
 namespace rankscope {
 namespace {
 
-std::vector<QueueDepth> QueueDepths(const TraceModel& m, const std::vector<GpuActivity>& acts, const Window& w) {
-  struct Event {
-    int32_t device, stream;
-    int64_t time;
-    int32_t delta;  // +1 launch, -1 start
+// Depth over W of one stream from its launch times and start times (each sorted).
+QueueDepth StreamDepth(const std::vector<int64_t>& launches, const std::vector<int64_t>& starts, const Window& w) {
+  QueueDepth q;
+  int64_t depth = 0, prev = w.start, weighted = 0, empty = 0;
+  auto advance = [&](int64_t t, int delta) {
+    const int64_t len = w.Clip(prev, t);
+    weighted += depth * len;
+    if (depth == 0) empty += len;
+    if (len > 0) q.max_depth = std::max(q.max_depth, depth);
+    prev = std::max(prev, t);
+    depth += delta;
   };
-  std::vector<Event> events;
+  size_t i = 0, j = 0;
+  while (i < launches.size() || j < starts.size()) {
+    // At one instant, starts leave before launches join.
+    if (j < starts.size() && (i >= launches.size() || starts[j] <= launches[i])) {
+      advance(starts[j++], -1);
+    } else {
+      advance(launches[i++], +1);
+    }
+  }
+  advance(w.end, 0);
+  q.mean_depth = static_cast<double>(weighted) / static_cast<double>(w.length());
+  q.empty_ns = empty;
+  return q;
+}
+
+std::vector<QueueDepth> QueueDepths(const TraceModel& m, const std::vector<GpuActivity>& acts, const Window& w) {
+  struct Stream {
+    int32_t device, stream;
+    std::vector<int64_t> launches, starts;
+  };
+  std::vector<Stream> streams;  // a handful: found by linear search
   for (const GpuActivity& a : acts) {
     if (a.launch == kNoSlice || a.cls == ActivityClass::kSync || a.stream < 0) continue;
+    auto it = std::find_if(streams.begin(), streams.end(),
+                           [&](const Stream& s) { return s.device == a.device && s.stream == a.stream; });
+    if (it == streams.end()) it = streams.insert(streams.end(), Stream{a.device, a.stream, {}, {}});
     const int64_t launch = m.slices.ts[a.launch];
-    events.push_back({a.device, a.stream, launch, +1});
-    events.push_back({a.device, a.stream, std::max(a.start, launch), -1});
+    it->launches.push_back(launch);
+    it->starts.push_back(std::max(a.start, launch));
   }
-  std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) {
-    if (x.device != y.device) return x.device < y.device;
-    if (x.stream != y.stream) return x.stream < y.stream;
-    return x.time != y.time ? x.time < y.time : x.delta < y.delta;  // starts leave before launches join
-  });
+  std::sort(streams.begin(), streams.end(),
+            [](const Stream& a, const Stream& b) { return std::tie(a.device, a.stream) < std::tie(b.device, b.stream); });
   std::vector<QueueDepth> out;
-  for (size_t i = 0; i < events.size();) {
-    QueueDepth q{events[i].device, events[i].stream};
-    int64_t depth = 0, prev = w.start, weighted = 0, empty = 0;
-    size_t j = i;
-    for (; j < events.size() && events[j].device == q.device && events[j].stream == q.stream; ++j) {
-      const int64_t len = w.Clip(prev, events[j].time);
-      weighted += depth * len;
-      if (depth == 0) empty += len;
-      if (len > 0) q.max_depth = std::max(q.max_depth, depth);
-      prev = std::max(prev, events[j].time);
-      depth += events[j].delta;
-    }
-    const int64_t tail = w.Clip(prev, w.end);
-    weighted += depth * tail;
-    if (depth == 0) empty += tail;
-    if (tail > 0) q.max_depth = std::max(q.max_depth, depth);
-    q.mean_depth = static_cast<double>(weighted) / static_cast<double>(w.length());
-    q.empty_ns = empty;
+  for (Stream& s : streams) {
+    std::sort(s.launches.begin(), s.launches.end());
+    std::sort(s.starts.begin(), s.starts.end());
+    QueueDepth q = StreamDepth(s.launches, s.starts, w);
+    q.device = s.device;
+    q.stream = s.stream;
     out.push_back(q);
-    i = j;
   }
   return out;
 }

@@ -31,6 +31,7 @@ std::vector<OpAllocation> Allocators(const TraceModel& m, const Window& w, size_
     int64_t start, end;
     StringId name;
   };
+  if (m.memory.empty()) return {};
   const SliceTable& s = m.slices;
   std::vector<Op> ops;
   for (size_t i = 0; i < s.size(); ++i) {

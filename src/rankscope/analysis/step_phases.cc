@@ -32,14 +32,14 @@ struct PhaseSpan {
   StepPhase phase;
 };
 
-std::vector<MarkerSpan> CollectMarkers(const TraceModel& m) {
+// Marker spans in start order (`order` is the slices in start order).
+std::vector<MarkerSpan> CollectMarkers(const TraceModel& m, const std::vector<uint32_t>& order) {
   std::vector<MarkerSpan> out;
   const SliceTable& s = m.slices;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (const uint32_t i : order) {
     const Marker k = MarkerOf(s.category[i], m.Str(s.name[i]));
     if (k != Marker::kNone) out.push_back({s.ts[i], s.ts[i] + s.dur[i], k});
   }
-  std::sort(out.begin(), out.end(), [](const MarkerSpan& a, const MarkerSpan& b) { return a.start < b.start; });
   return out;
 }
 
@@ -121,11 +121,12 @@ std::string_view StepPhaseName(StepPhase p) {
   return "?";
 }
 
-std::vector<StepSummary> AnalyzeSteps(const TraceModel& m, const std::vector<ProfilerStep>& steps, const Window& w,
+std::vector<StepSummary> AnalyzeSteps(const TraceModel& m, const std::vector<uint32_t>& order,
+                                      const std::vector<ProfilerStep>& steps, const Window& w,
                                       const std::vector<GpuActivity>& acts, const IntervalSet& host_compute) {
   std::vector<StepSummary> out;
   if (w.mode != WindowMode::kSteps) return out;
-  const std::vector<MarkerSpan> markers = CollectMarkers(m);
+  const std::vector<MarkerSpan> markers = CollectMarkers(m, order);
   // Linked activities by launch time, to hand each to the step that launched it.
   std::vector<std::pair<int64_t, uint32_t>> launched;
   for (uint32_t i = 0; i < acts.size(); ++i) {

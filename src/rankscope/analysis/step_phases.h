@@ -24,8 +24,9 @@
 namespace rankscope {
 
 // The steps of W, in order, with absolute times.
-std::vector<StepSummary> AnalyzeSteps(const TraceModel& model, const std::vector<ProfilerStep>& steps,
-                                      const Window& window, const std::vector<GpuActivity>& activities,
-                                      const IntervalSet& host_compute);
+// `order` is SlicesByStart(model).
+std::vector<StepSummary> AnalyzeSteps(const TraceModel& model, const std::vector<uint32_t>& order,
+                                      const std::vector<ProfilerStep>& steps, const Window& window,
+                                      const std::vector<GpuActivity>& activities, const IntervalSet& host_compute);
 
 }  // namespace rankscope
