@@ -90,7 +90,17 @@ void Writer::Highlights() {
   add("memory op", r_.memory_ops, false);
   add("runtime call", r_.runtime_calls, false);
   add("cpu op", r_.cpu_ops, false);
-  add("python", r_.python_paths, true);
+  // A Python frame's time includes its callees': show a path only when no flagged deeper path
+  // of the same thread accounts for most (90 %) of it, so "<module>|main" does not crowd out
+  // the frame where the time goes.
+  for (const FunctionStat& f : r_.python_paths.rows) {
+    if (!Flagged(f.bottleneck_ns)) continue;
+    const bool covered = std::any_of(r_.python_paths.rows.begin(), r_.python_paths.rows.end(), [&](const FunctionStat& g) {
+      return &g != &f && g.detail == f.detail && g.name.size() > f.name.size() && g.name.starts_with(f.name + "|") &&
+             g.bottleneck_ns >= 0.9 * f.bottleneck_ns;
+    });
+    if (!covered) items.push_back({f.bottleneck_ns, "python", CellPath(f.name, 68)});
+  }
   for (const CollectiveType& t : r_.collective_types) {
     if (Flagged(t.exposed_ns)) items.push_back({t.exposed_ns, "collective", fmt::format("{} (exposed)", t.op)});
   }
