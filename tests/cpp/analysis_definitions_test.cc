@@ -333,6 +333,24 @@ TEST(Definitions, MemoryPeakAndAllocators) {
   EXPECT_EQ(r.memory.top_allocators[1].op, "aten::linear");
 }
 
+// Tables keep their worst rows and count the rest, so a summary stays bounded.
+TEST(Definitions, TablesAreCappedWorstFirst) {
+  const std::string text = json{{"traceEvents", {Kernel("a", 0, 30, 7), Kernel("b", 30, 20, 7), Kernel("c", 50, 10, 7)}}}.dump();
+  auto model = ReadKinetoTraceBytes(text, "cap.json");
+  ASSERT_TRUE(model.ok());
+  AnalysisOptions opt;
+  opt.max_rows = 2;
+  auto r = AnalyzeRank(*model, opt);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->kernels.rows.size(), 2u);
+  EXPECT_EQ(r->kernels.rows[0].name, "a");
+  EXPECT_EQ(r->kernels.rows[1].name, "b");
+  EXPECT_EQ(r->kernels.omitted_rows, 1u);
+  EXPECT_EQ(r->kernels.omitted_in_window_ns, 10'000);
+  EXPECT_EQ(r->kernels.instances, 3u);
+  EXPECT_EQ(r->window_mode, WindowMode::kGpuSpan);  // no steps: the span of GPU activity
+}
+
 TEST(Definitions, BusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(BusBandwidthFactor("all_reduce", 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor("all_gather", 8), 7.0 / 8);

@@ -104,6 +104,7 @@ void CompareWithHta(const std::string& path, const json& ref, bool include_last_
     ExpectLaunchTime(launch["launch_delay_mean_us"], ours.launch.mean_ns, path + " mean launch delay");
     ExpectLaunchTime(launch["launch_delay_median_us"], ours.launch.median_ns, path + " median launch delay");
     ExpectLaunchTime(launch["launch_delay_max_us"], ours.launch.max_ns, path + " max launch delay");
+    ExpectLaunchTime(launch["cpu_duration_mean_us"], ours.launch.launch_call_mean_ns, path + " mean launch call");
   }
 }
 

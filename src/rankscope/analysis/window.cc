@@ -53,6 +53,7 @@ StatusOr<Window> StepsWindow(const std::vector<ProfilerStep>& steps, const Windo
   w.start = steps[first].start;
   w.end = steps[first].end;
   for (size_t i = first; i < end; ++i) w.end = std::max(w.end, steps[i].end);
+  if (w.end <= w.start) return InvalidArgument("the selected profiler steps have no duration");
   return w;
 }
 
