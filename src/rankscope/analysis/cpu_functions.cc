@@ -10,9 +10,9 @@ namespace rankscope {
 namespace {
 
 // A table of slices of the categories `pick` accepts, keyed by name.
-template <typename Pick>
+template <typename Pick, typename Skip>
 FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w, const IntervalSet& busy,
-                     size_t max_rows, Pick pick) {
+                     size_t max_rows, Pick pick, Skip skip_name) {
   const SliceTable& s = m.slices;
   constexpr uint32_t kNew = 0xFFFFFFFFu;
   std::vector<uint32_t> row_of_name(m.strings.size(), kNew);  // StringIds are dense
@@ -23,6 +23,7 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
     if (!TouchesWindow(start, end, w)) continue;
     uint32_t& row = row_of_name[s.name[i]];
+    if (row == kNew && skip_name(s.name[i])) continue;
     if (row == kNew) {
       row = static_cast<uint32_t>(rows.size());
       rows.push_back(FunctionStat{.name = std::string(m.Str(s.name[i]))});
@@ -118,12 +119,15 @@ std::string ThreadLabel(const TraceModel& m, uint32_t track) {
 FunctionTable BuildRuntimeCallTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                                     const IntervalSet& busy, size_t max_rows) {
   return ByName(m, order, w, busy, max_rows,
-                [](Category c) { return c == Category::kCudaRuntime || c == Category::kCudaDriver; });
+                [](Category c) { return c == Category::kCudaRuntime || c == Category::kCudaDriver; },
+                [](StringId) { return false; });
 }
 
 FunctionTable BuildCpuOpTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                               const IntervalSet& busy, size_t max_rows) {
-  return ByName(m, order, w, busy, max_rows, [](Category c) { return c == Category::kCpuOp; });
+  // 2021 traces file ProfilerStep#N under "Operator": it is the step, not an op.
+  return ByName(m, order, w, busy, max_rows, [](Category c) { return c == Category::kCpuOp; },
+                [&](StringId name) { return m.Str(name).starts_with("ProfilerStep#"); });
 }
 
 FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,

@@ -36,8 +36,14 @@ struct PhaseSpan {
 std::vector<MarkerSpan> CollectMarkers(const TraceModel& m, const std::vector<uint32_t>& order) {
   std::vector<MarkerSpan> out;
   const SliceTable& s = m.slices;
+  // Autograd's own tags: "Fwd thread id" is 0 on forward ops and the forward thread on backward
+  // ops (older traces have no evaluate_function ops, only these).
+  std::vector<Marker> autograd(s.size(), Marker::kNone);
+  for (uint32_t i : m.forward_ops) autograd[i] = Marker::kForward;
+  for (uint32_t i : m.backward_ops) autograd[i] = Marker::kBackward;
   for (const uint32_t i : order) {
-    const Marker k = MarkerOf(s.category[i], m.Str(s.name[i]));
+    Marker k = MarkerOf(s.category[i], m.Str(s.name[i]));
+    if (k == Marker::kNone) k = autograd[i];
     if (k != Marker::kNone) out.push_back({s.ts[i], s.ts[i] + s.dur[i], k});
   }
   return out;
@@ -61,18 +67,20 @@ void StepPhaseSpans(const std::vector<MarkerSpan>& markers, int64_t s, int64_t e
   }
   const bool has_bwd = bwd_lo < bwd_hi;
   int64_t f_start = fwd_lo, f_end = has_bwd ? bwd_lo : fwd_hi;
-  if (fwd_lo > fwd_hi) {  // no forward markers: what lies between data/optimizer work and backward
-    const int64_t limit = has_bwd ? bwd_lo : e;
+  if (fwd_lo > fwd_hi) {
+    // No forward markers: forward is what lies between the data loading / zero_grad before it
+    // and the backward pass (without one: the last optimizer span, e.g. Optimizer.step).
+    int64_t limit = has_bwd ? bwd_lo : e;
+    if (!has_bwd) {
+      for (const PhaseSpan& p : data_opt) {
+        if (p.phase == StepPhase::kOptimizer && p.start > s) limit = p.start;  // spans are in start order
+      }
+    }
     f_start = s;
     for (const PhaseSpan& p : data_opt) {
       if (p.end <= limit) f_start = std::max(f_start, p.end);
     }
     f_end = limit;
-    if (!has_bwd) {
-      for (const PhaseSpan& p : data_opt) {
-        if (p.phase == StepPhase::kOptimizer && p.start >= f_start) f_end = std::min(f_end, p.start);
-      }
-    }
   }
   if (f_end > f_start) out->push_back({f_start, f_end, StepPhase::kForward});
   if (has_bwd) out->push_back({bwd_lo, bwd_hi, StepPhase::kBackward});

@@ -5,11 +5,13 @@
 //  2. data loading: inside "enumerate(DataLoader)#..." ;
 //  3. backward:     from the first to the last backward op of the step: autograd's
 //                   "autograd::engine::evaluate_function: ..." ops (on the autograd thread on GPU
-//                   machines) or a "## backward ##" annotation;
+//                   machines), ops whose "Fwd thread id" is not 0, or "## backward ##";
 //  4. forward:      from the first forward marker ("*.forward" and "## forward ##" annotations,
-//                   "nn.Module: ..." Python frames) to the start of backward; without markers,
+//                   "nn.Module: ..." Python frames, ops whose "Fwd thread id" is 0) to the
+//                   start of backward; without markers,
 //                   from the end of the last data-loading / optimizer span before backward to the
-//                   start of backward (without backward: to the next optimizer span or the step end);
+//                   start of backward (without backward: to the start of the step's last
+//                   optimizer span, or the step end);
 //  5. other:        the rest.
 // GPU side: an activity belongs to the step and phase in which its launch call started; a
 // step's GPU phase time is the busy time (union) of the activities launched in that phase.

@@ -303,6 +303,11 @@ error_code EventParser::ParseArgs(od::object args, RawEvent& ev) {
           if (e == simdjson::SUCCESS) ev.present |= RawEvent::kOutSplit;
         }
         break;
+      case 'F':
+        if (key.unsafe_is_equal("Fwd thread id")) {
+          e = ReadIntArg(v, &ev.fwd_thread_id, ev, RawEvent::kFwdThreadId, "args.Fwd thread id is not an integer");
+        }
+        break;
       case 'G':
         if (key.unsafe_is_equal("Group size")) {
           e = ReadIntArg(v, &ev.group_size, ev, RawEvent::kGroupSize, "args.Group size is not an integer");

@@ -122,6 +122,9 @@ void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
   } else {
     s.detail.push_back(kNoDetail);
   }
+  if (ev.has(RawEvent::kFwdThreadId) && cat == Category::kCpuOp) {
+    (ev.fwd_thread_id != 0 ? model_->backward_ops : model_->forward_ops).push_back(row);
+  }
   if (ev.has(RawEvent::kCollectiveName)) {
     AddCollective(ev, row);
   } else if (ev.has(RawEvent::kInputNelems) || ev.has(RawEvent::kInputType)) {

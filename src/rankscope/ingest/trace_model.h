@@ -212,6 +212,10 @@ struct TraceModel {
   std::vector<GpuActivityInfo> gpu;
   std::vector<PythonFrameInfo> python;
   std::vector<CollectiveInfo> collectives;  // sorted by slice
+  // CPU ops autograd recorded, by their "Fwd thread id" arg (sorted slice rows): 0 on forward
+  // ops, the forward thread's id on ops run by the backward pass.
+  std::vector<uint32_t> forward_ops;
+  std::vector<uint32_t> backward_ops;
   InstantTable instants;
   std::vector<MemoryEvent> memory;
   std::vector<FlowEvent> flows;
