@@ -250,6 +250,27 @@ TEST(Definitions, StepPhasesAndAStepWithoutGpuWork) {
   EXPECT_EQ(r.window_mode, WindowMode::kSteps);
 }
 
+// Older traces have no evaluate_function ops: autograd's "Fwd thread id" (0 on forward ops, the
+// forward thread on backward ops) marks the passes.
+TEST(Definitions, StepPhasesFromAutogradTags) {
+  const RankSummary r = Analyze({
+      Slice("user_annotation", "ProfilerStep#1", 0, 100),
+      Slice("cpu_op", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 0, 5),
+      Slice("cpu_op", "aten::conv2d", 10, 20, {{"Fwd thread id", 0}, {"Sequence number", 1}}),
+      Slice("cpu_op", "aten::relu", 35, 5, {{"Fwd thread id", 0}, {"Sequence number", 2}}),
+      Slice("cpu_op", "ReluBackward0", 50, 10, {{"Fwd thread id", 7}, {"Sequence number", 2}}),
+      Slice("cpu_op", "ConvolutionBackward0", 60, 20, {{"Fwd thread id", 7}, {"Sequence number", 1}}),
+      Slice("cpu_op", "Optimizer.step#SGD.step", 90, 10),
+  });
+  ASSERT_EQ(r.steps.size(), 1u);
+  const auto& p = r.steps[0].cpu_phase_ns;
+  EXPECT_EQ(p[static_cast<int>(StepPhase::kDataLoading)], 5'000);
+  EXPECT_EQ(p[static_cast<int>(StepPhase::kForward)], 40'000);   // 10 .. backward start 50
+  EXPECT_EQ(p[static_cast<int>(StepPhase::kBackward)], 30'000);  // 50 .. 80
+  EXPECT_EQ(p[static_cast<int>(StepPhase::kOptimizer)], 10'000);
+  EXPECT_EQ(p[static_cast<int>(StepPhase::kOther)], 15'000);     // 5..10 and 80..90
+}
+
 // --steps selects steps; a range without steps is an error naming what the trace has.
 TEST(Definitions, StepSelection) {
   const std::string text = json{{"traceEvents", {Slice("user_annotation", "ProfilerStep#3", 0, 10),
