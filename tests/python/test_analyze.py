@@ -200,3 +200,16 @@ def test_every_schema_field_is_documented():
     walk(SCHEMA)
     missing = sorted(n for n in names if f"`{n}`" not in doc and f"`{n}[]`" not in doc)
     assert not missing, f"undocumented report fields: {missing}"
+
+
+def test_unreadable_file_is_reported_not_fatal(shared_dir, run_rankscope, tmp_path):
+    (tmp_path / "rank0.json.gz").write_bytes((shared_dir / "traces/hta/nccl_2rank_a100/nccl_data.json.gz").read_bytes())
+    (tmp_path / "rank1.json.gz").write_bytes(b"\x1f\x8b\x08\x00not really gzip")
+    proc = run_rankscope("analyze", tmp_path, "--json", tmp_path / "out.json", check=False)
+    assert proc.returncode == 1
+    report = json.loads((tmp_path / "out.json").read_text())
+    jsonschema.validate(report, SCHEMA)
+    assert [r["rank"] for r in report["ranks"]] == [0]
+    (error,) = report["errors"]
+    assert error["path"].endswith("rank1.json.gz") and error["error"]
+    assert "rank1.json.gz" in proc.stderr
