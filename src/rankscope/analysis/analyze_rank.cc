@@ -57,7 +57,7 @@ void FillGpu(const std::vector<GpuActivity>& acts, const GpuTimeline& t, GpuSumm
   g->devices.assign(devices.begin(), devices.end());
 }
 
-void AddWarnings(const TraceModel& m, const std::vector<GpuActivity>& acts, RankSummary* r) {
+void AddWarnings(const std::vector<GpuActivity>& acts, RankSummary* r) {
   if (r->skipped_events > 0) {
     r->warnings.push_back(fmt::format("{} malformed events were skipped while reading (see `rankscope info`)",
                                       r->skipped_events));
@@ -73,7 +73,6 @@ void AddWarnings(const TraceModel& m, const std::vector<GpuActivity>& acts, Rank
     r->warnings.push_back(fmt::format("no ProfilerStep#N annotations: the window is the {} of the trace",
                                       r->window_mode == WindowMode::kGpuSpan ? "span of GPU activity" : "span of CPU events"));
   }
-  (void)m;
 }
 
 }  // namespace
@@ -112,7 +111,7 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   r.idle_by_stream = AnalyzeIdleByStream(m, acts, w, opt.kernel_wait_threshold_ns);
   r.launch = AnalyzeLaunches(m, acts, w);
   r.memory = AnalyzeMemory(m, w, opt.top_allocators);
-  AddWarnings(m, acts, &r);
+  AddWarnings(acts, &r);
   r.analysis_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
   return r;
 }

@@ -21,7 +21,7 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
   for (const uint32_t i : order) {
     if (!pick(s.category[i])) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
-    if (!TouchesWindow(start, end, w)) continue;
+    if (!w.Touches(start, end)) continue;
     uint32_t& row = row_of_name[s.name[i]];
     if (row == kNew && skip_name(s.name[i])) continue;
     if (row == kNew) {
@@ -142,7 +142,7 @@ FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32
   for (const uint32_t i : order) {
     if (s.category[i] != Category::kPythonFunction || s.detail[i] == kNoDetail) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
-    if (!TouchesWindow(start, end, w) || node[s.detail[i]] >= PathTrie::kRoot - 1) continue;
+    if (!w.Touches(start, end) || node[s.detail[i]] >= PathTrie::kRoot - 1) continue;
     const uint64_t key = (static_cast<uint64_t>(node[s.detail[i]]) << 32) | s.track[i];
     auto [it, inserted] = ids.try_emplace(key, static_cast<uint32_t>(keys.size()));
     if (inserted) keys.emplace_back(node[s.detail[i]], s.track[i]);

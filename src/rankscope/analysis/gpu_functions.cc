@@ -42,7 +42,7 @@ FunctionTable BuildKernelTable(const TraceModel& m, const std::vector<GpuActivit
   for (size_t i = 0; i < acts.size(); ++i) {
     const GpuActivity& a = acts[i];
     if (a.cls != ActivityClass::kCompute && a.cls != ActivityClass::kCommunication) continue;
-    if (!TouchesWindow(a.start, a.end, w)) continue;
+    if (!w.Touches(a.start, a.end)) continue;
     const GpuActivityInfo& g = *m.GpuInfo(a.slice);
     KernelKey key{m.slices.name[a.slice], {g.grid[0], g.grid[1], g.grid[2]}, {g.block[0], g.block[1], g.block[2]}};
     auto [it, inserted] = ids.try_emplace(key, static_cast<uint32_t>(rows.size()));
@@ -66,7 +66,7 @@ FunctionTable BuildMemoryOpTable(const TraceModel& m, const std::vector<GpuActiv
   std::vector<FunctionSample> samples;
   for (size_t i = 0; i < acts.size(); ++i) {
     const GpuActivity& a = acts[i];
-    if (a.cls != ActivityClass::kMemory || !TouchesWindow(a.start, a.end, w)) continue;
+    if (a.cls != ActivityClass::kMemory || !w.Touches(a.start, a.end)) continue;
     const StringId name = m.slices.name[a.slice];
     auto [it, inserted] = ids.try_emplace(name, static_cast<uint32_t>(rows.size()));
     if (inserted) {

@@ -18,9 +18,4 @@ FunctionTable BuildMemoryOpTable(const TraceModel& model, const std::vector<GpuA
 // "[8,1,1]|[544,1,1]"
 std::string GridBlockText(const GpuActivityInfo& info);
 
-// True when [start, end) matters for W: it overlaps W or starts in it.
-inline bool TouchesWindow(int64_t start, int64_t end, const Window& w) {
-  return (end > w.start && start < w.end) || w.Contains(start);
-}
-
 }  // namespace rankscope

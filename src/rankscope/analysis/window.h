@@ -41,6 +41,8 @@ struct Window {
   size_t end_step_index = 0;
   int64_t length() const { return end - start; }
   bool Contains(int64_t t) const { return t >= start && t < end; }
+  // True when [a, b) matters for W: it overlaps W or starts in it (zero-length instances).
+  bool Touches(int64_t a, int64_t b) const { return (b > start && a < end) || Contains(a); }
   // |[a, b) ∩ W|
   int64_t Clip(int64_t a, int64_t b) const {
     const int64_t lo = a > start ? a : start;
