@@ -117,8 +117,14 @@ def test_cli_options_and_errors(shared_dir, run_rankscope, tmp_path):
     assert "\x1b[1m" in proc.stdout
     kernels = proc.stdout.split("Kernels")[1].split("\n\n")[0].splitlines()[2:]  # after the note and header
     assert len(kernels) == 3 and all("%" in line for line in kernels)
-    plain = run_rankscope("analyze", trace, "--color", "never").stdout
-    assert "\x1b[" not in plain and "GPU time by class" in plain
+    plain = run_rankscope("analyze", trace, "--color", "never")
+    assert "\x1b[" not in plain.stdout and "GPU time by class" in plain.stdout
+    assert "\r" not in plain.stderr  # no progress line when stderr is not a terminal
+    # --window gpu: the span of GPU activity instead of the steps.
+    (rank,) = analyze(run_rankscope, trace, "--window", "gpu")["ranks"]
+    assert rank["window"]["mode"] == "gpu_span" and rank["steps"] == []
+    proc = run_rankscope("analyze", trace, "--window", "gpu", "--steps", "4:5", check=False)
+    assert proc.returncode == 1 and "cannot be combined" in proc.stderr
 
 
 def independent_steps_and_gloo(path):
