@@ -26,8 +26,8 @@ fi
 
 PY=${PYTHON:-python3}
 # torch==2.13.0 resolves to the machine's local CPU wheel; never ask for an unpinned torch.
-if ! $PY -c "import torch, pytest" 2>/dev/null; then
-  $PY -m pip install -q "torch==2.13.0" "pytest>=7"
+if ! $PY -c "import torch, pytest, jsonschema" 2>/dev/null; then
+  $PY -m pip install -q "torch==2.13.0" "pytest>=7" "jsonschema>=4.18"
 fi
 if [ "${1:-}" = "--deps" ]; then
   exit 0

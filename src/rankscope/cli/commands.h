@@ -12,5 +12,6 @@ void RegisterTraceCommand(CLI::App& app, int* exit_code);
 void RegisterSnapshotCommand(CLI::App& app, int* exit_code);
 void RegisterStatusCommands(CLI::App& app, int* exit_code);  // status, ps
 void RegisterRunCommand(CLI::App& app, int* exit_code);
+void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rankscope::cli

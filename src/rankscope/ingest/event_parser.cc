@@ -132,6 +132,54 @@ error_code ReadDim3(od::value& value, int32_t out[3], RawEvent& ev, RawEvent::Fi
   return simdjson::SUCCESS;
 }
 
+// "Input Dims": [[263562], [], ...] -> elements of the first tensor (a [] tensor is a scalar).
+error_code ReadFirstTensorElements(od::value& value, RawEvent& ev) {
+  od::array tensors;
+  error_code e = value.get_array().get(tensors);
+  if (IsTypeError(e)) return simdjson::SUCCESS;
+  if (e) return e;
+  bool first = true;
+  for (auto tensor : tensors) {
+    if (!first) continue;  // the rest is skipped by the iterator
+    first = false;
+    od::array dims;
+    e = tensor.get_array().get(dims);
+    if (IsTypeError(e)) return simdjson::SUCCESS;
+    if (e) return e;
+    int64_t n = 1;
+    for (auto dim : dims) {
+      int64_t d;
+      e = dim.get_int64().get(d);
+      if (IsTypeError(e)) return simdjson::SUCCESS;
+      if (e) return e;
+      n *= d;
+    }
+    ev.input_nelems = n;
+    ev.present |= RawEvent::kInputNelems;
+  }
+  return simdjson::SUCCESS;
+}
+
+// "Input type": ["float", ...] -> the first entry.
+error_code ReadFirstString(od::value& value, RawEvent& ev) {
+  od::array types;
+  error_code e = value.get_array().get(types);
+  if (IsTypeError(e)) return simdjson::SUCCESS;
+  if (e) return e;
+  bool first = true;
+  for (auto type : types) {
+    if (!first) continue;
+    first = false;
+    std::string_view text;
+    e = type.get_string().get(text);
+    if (IsTypeError(e)) return simdjson::SUCCESS;
+    if (e) return e;
+    ev.input_type = text;
+    ev.present |= RawEvent::kInputType;
+  }
+  return simdjson::SUCCESS;
+}
+
 // simdjson 3.0 has no document::at_end(): past the end, current_location() is an error.
 bool AtEnd(od::document& doc) {
   const char* location;
@@ -164,6 +212,10 @@ error_code EventParser::ReadTextOrArray(od::value value, std::string_view* out, 
 }
 
 error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
+  // Shapes are read only for collective annotations; Kineto writes "name" before "args", so
+  // every other op's shapes stay unparsed. When the name comes later, read them just in case
+  // (ModelBuilder keeps them only for collective annotations).
+  const bool collective_annotation = !ev.has(RawEvent::kName) || !CollectiveAnnotationOp(ev.name).empty();
   for (auto field_result : args) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
@@ -242,6 +294,10 @@ error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
         } else if (key.unsafe_is_equal("In split size"sv)) {
           e = ReadTextOrArray(v, &ev.in_split, &in_split_text_);
           if (e == simdjson::SUCCESS) ev.present |= RawEvent::kInSplit;
+        } else if (collective_annotation && key.unsafe_is_equal("Input Dims"sv)) {
+          e = ReadFirstTensorElements(v, ev);
+        } else if (collective_annotation && key.unsafe_is_equal("Input type"sv)) {
+          e = ReadFirstString(v, ev);
         }
         break;
       case 'O':
@@ -250,6 +306,11 @@ error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
         } else if (key.unsafe_is_equal("Out split size"sv)) {
           e = ReadTextOrArray(v, &ev.out_split, &out_split_text_);
           if (e == simdjson::SUCCESS) ev.present |= RawEvent::kOutSplit;
+        }
+        break;
+      case 'F':
+        if (key.unsafe_is_equal("Fwd thread id"sv)) {
+          e = ReadIntArg(v, &ev.fwd_thread_id, ev, RawEvent::kFwdThreadId, "args.Fwd thread id is not an integer");
         }
         break;
       case 'G':

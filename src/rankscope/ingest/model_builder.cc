@@ -122,7 +122,29 @@ void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
   } else {
     s.detail.push_back(kNoDetail);
   }
-  if (ev.has(RawEvent::kCollectiveName)) AddCollective(ev, row);
+  if (ev.has(RawEvent::kFwdThreadId) && cat == Category::kCpuOp) {
+    (ev.fwd_thread_id != 0 ? model_->backward_ops : model_->forward_ops).push_back(row);
+  }
+  if (ev.has(RawEvent::kCollectiveName)) {
+    AddCollective(ev, row);
+  } else if (ev.has(RawEvent::kInputNelems) || ev.has(RawEvent::kInputType)) {
+    AddAnnotationCollective(ev, row);
+  }
+}
+
+// gloo (and CPU-side nccl) collectives carry no "Collective name" args in recent PyTorch: the
+// annotation's name says the op and its first input tensor says the message size.
+void ModelBuilder::AddAnnotationCollective(const RawEvent& ev, uint32_t slice) {
+  const std::string_view op = CollectiveAnnotationOp(ev.name);
+  if (op.empty()) return;
+  StringPool& sp = model_->strings;
+  CollectiveInfo c;
+  c.slice = slice;
+  c.source = CollectiveSource::kAnnotationShape;
+  c.collective_name = sp.Intern(op);
+  if (ev.has(RawEvent::kInputType)) c.dtype = sp.Intern(ev.input_type);
+  if (ev.has(RawEvent::kInputNelems)) c.in_msg_nelems = ev.input_nelems;
+  model_->collectives.push_back(c);
 }
 
 void ModelBuilder::AddGpuInfo(const RawEvent& ev, uint32_t track) {

@@ -44,6 +44,7 @@ class ModelBuilder {
   void AddMetadata(const RawEvent& ev);
   void AddGpuInfo(const RawEvent& ev, uint32_t track);
   void AddCollective(const RawEvent& ev, uint32_t slice);
+  void AddAnnotationCollective(const RawEvent& ev, uint32_t slice);
   Category CountCategory(const RawEvent& ev, FlowKind* flow_kind);
 
   TraceModel* model_;

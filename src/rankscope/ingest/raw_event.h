@@ -32,6 +32,9 @@ struct RawEvent {
     kTotalAllocated = 1ull << 39, kTotalReserved = 1ull << 40, kAddr = 1ull << 41,
     kDeviceType = 1ull << 42, kDeviceId = 1ull << 43, kArgName = 1ull << 44,
     kArgLabels = 1ull << 45, kSortIndex = 1ull << 46,
+    // First tensor of "Input Dims" / "Input type", read only for collective annotations.
+    kInputNelems = 1ull << 47, kInputType = 1ull << 48,
+    kFwdThreadId = 1ull << 49,
   };
   uint64_t present = 0;
   bool has(Field f) const { return (present & f) != 0; }
@@ -57,6 +60,10 @@ struct RawEvent {
   uint64_t addr = 0;
   std::string_view arg_name, arg_labels;
   int64_t sort_index = 0;
+  int64_t fwd_thread_id = 0;      // "Fwd thread id": 0 on autograd-recorded forward ops, the
+                                  // forward thread's id on backward ops
+  int64_t input_nelems = 0;       // elements of the first input tensor
+  std::string_view input_type;    // its dtype as the profiler spells it ("float")
 
   // Why this event cannot be used (set by the parser), or nullptr.
   const char* reject_reason = nullptr;

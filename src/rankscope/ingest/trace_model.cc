@@ -27,6 +27,13 @@ std::string_view CategoryName(Category c) {
   return "?";
 }
 
+std::string_view CollectiveAnnotationOp(std::string_view name) {
+  for (std::string_view prefix : {"gloo:", "nccl:", "rccl:", "hccl:", "mpi:", "ucc:", "xccl:"}) {
+    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) return name.substr(prefix.size());
+  }
+  return {};
+}
+
 void SliceTable::reserve(size_t n) {
   ts.reserve(n);
   dur.reserve(n);
@@ -64,6 +71,7 @@ std::string TraceModel::JsonIdText(const JsonId& id) const {
 size_t TraceModel::MemoryBytes() const {
   return strings.MemoryBytes() + slices.MemoryBytes() + gpu.capacity() * sizeof(GpuActivityInfo) +
          python.capacity() * sizeof(PythonFrameInfo) + collectives.capacity() * sizeof(CollectiveInfo) +
+         (forward_ops.capacity() + backward_ops.capacity()) * sizeof(uint32_t) +
          instants.ts.capacity() * (sizeof(int64_t) + sizeof(StringId) + sizeof(uint32_t) + sizeof(Category)) +
          memory.capacity() * sizeof(MemoryEvent) + flows.capacity() * sizeof(FlowEvent) +
          tracks.capacity() * sizeof(Track) + processes.capacity() * sizeof(Process);

@@ -77,9 +77,20 @@ struct PythonFrameInfo {
   int64_t parent_id = kNoId;
 };
 
+// Where a CollectiveInfo's fields came from.
+enum class CollectiveSource : uint8_t {
+  kArgs,             // "Collective name", "In msg nelems", ... (record_param_comms, NCCL kernels)
+  kAnnotationShape,  // a "gloo:all_reduce"-style annotation: name + first "Input Dims"/"Input type"
+};
+
+// "gloo:all_reduce", "nccl:all_reduce", ...: the annotation PyTorch's process groups record
+// around each collective. Returns the part after the backend prefix, or an empty view.
+std::string_view CollectiveAnnotationOp(std::string_view name);
+
 // Communication metadata of a slice (record_param_comms, NCCL kernels in newer traces, ...).
 struct CollectiveInfo {
   uint32_t slice = 0;                        // row in SliceTable
+  CollectiveSource source = CollectiveSource::kArgs;
   StringId collective_name = StringPool::kEmptyId;
   StringId dtype = StringPool::kEmptyId;
   int64_t in_msg_nelems = -1;
@@ -201,6 +212,10 @@ struct TraceModel {
   std::vector<GpuActivityInfo> gpu;
   std::vector<PythonFrameInfo> python;
   std::vector<CollectiveInfo> collectives;  // sorted by slice
+  // CPU ops autograd recorded, by their "Fwd thread id" arg (sorted slice rows): 0 on forward
+  // ops, the forward thread's id on ops run by the backward pass.
+  std::vector<uint32_t> forward_ops;
+  std::vector<uint32_t> backward_ops;
   InstantTable instants;
   std::vector<MemoryEvent> memory;
   std::vector<FlowEvent> flows;

@@ -107,6 +107,7 @@ void CountSlices(const TraceModel& m, TraceFileInfo* info) {
   }
   for (const CollectiveInfo& ci : m.collectives) {
     if (IsGpuActivity(s.category[ci.slice])) continue;  // counted as a kernel above
+    if (ci.source == CollectiveSource::kAnnotationShape) continue;  // counted as an annotation
     ++info->collectives[CanonicalCollectiveName(m.Str(ci.collective_name))].cpu_ops;
   }
   info->slices = s.size();

@@ -1,0 +1,22 @@
+// AnalyzeRank: one rank's TraceModel -> its RankSummary (every per-rank analysis, in one place).
+#pragma once
+
+#include "rankscope/analysis/classifier.h"
+#include "rankscope/analysis/rank_summary.h"
+#include "rankscope/base/status.h"
+
+namespace rankscope {
+
+struct AnalysisOptions {
+  WindowRequest window;
+  const CommPatterns* comm_patterns = nullptr;  // extra communication kernel patterns; may be null
+  int64_t kernel_wait_threshold_ns = kDefaultKernelWaitThresholdNs;
+  size_t max_rows = kDefaultMaxRows;
+  size_t max_collective_instances = kDefaultMaxCollectiveInstances;
+  size_t top_allocators = 20;
+};
+
+// Fails only when no window can be chosen (e.g. --steps names steps the trace lacks).
+StatusOr<RankSummary> AnalyzeRank(const TraceModel& model, const AnalysisOptions& options);
+
+}  // namespace rankscope

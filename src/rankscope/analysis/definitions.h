@@ -1,0 +1,38 @@
+// The definitions every rankscope number is computed from (docs/definitions.md explains each).
+//
+// Times are integer nanoseconds. A window W is a half-open interval [start, end) on the trace's
+// own clock. Every GPU instant of W belongs to exactly one class, by the priority
+// compute > communication > memory > sync > idle; "exposed" time of a class is the time it owns.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace rankscope {
+
+// GPU activity classes, in priority order (a lower value wins an instant).
+enum class ActivityClass : uint8_t {
+  kCompute = 0,        // kernels that are not communication
+  kCommunication = 1,  // NCCL/RCCL/HCCL kernels and kernels matching a --comm-pattern
+  kMemory = 2,         // Memcpy HtoD/DtoH/DtoD/PtoP, Memset
+  kSync = 3,           // cuda_sync on a stream (Stream Sync, Stream Wait Event)
+  kNone = 255,         // not GPU activity (or a sync that is not on a stream)
+};
+inline constexpr int kNumActivityClasses = 4;
+
+std::string_view ActivityClassName(ActivityClass c);
+
+// A gap before a kernel that is shorter than this is "kernel wait" (launch overhead between
+// back-to-back kernels), unless the kernel's launch call began after the gap opened.
+inline constexpr int64_t kDefaultKernelWaitThresholdNs = 30'000;
+
+// Functions whose bottleneck ratio is above this share of W are flagged in the report.
+inline constexpr double kFlagShare = 0.01;
+
+// Tables in a per-rank summary keep at most this many rows (worst first); the rest are counted.
+inline constexpr size_t kDefaultMaxRows = 500;
+
+// Collective instances kept per rank (for cross-rank matching); the rest are counted.
+inline constexpr size_t kDefaultMaxCollectiveInstances = 100'000;
+
+}  // namespace rankscope

@@ -1,0 +1,102 @@
+#include "rankscope/analysis/function_table.h"
+
+#include <algorithm>
+
+#include "rankscope/analysis/stats.h"
+
+namespace rankscope {
+namespace {
+
+// |union of [start, end) of `group` (sorted by start) ∩ W ∖ busy|.
+double StackTimeWhileIdle(const FunctionSample* begin, const FunctionSample* end, const Window& w,
+                          const IntervalSet& busy) {
+  double idle = 0;
+  int64_t run_start = 0, run_end = INT64_MIN;
+  size_t cursor = 0;  // runs come in time order
+  auto flush = [&] {
+    const int64_t a = std::max(run_start, w.start), b = std::min(run_end, w.end);
+    if (b > a) idle += static_cast<double>((b - a) - busy.CoveredInFrom(a, b, &cursor));
+  };
+  for (const FunctionSample* s = begin; s != end; ++s) {
+    if (s->start > run_end) {
+      flush();
+      run_start = s->start;
+      run_end = s->end;
+    } else {
+      run_end = std::max(run_end, s->end);
+    }
+  }
+  flush();
+  return idle;
+}
+
+// Groups samples by key (a counting sort: keys are dense) and orders each group by start.
+// Trace files list events mostly in time order, so most groups are already sorted.
+void SortByKeyThenStart(std::vector<FunctionSample>& samples, size_t keys) {
+  std::vector<uint32_t> offset(keys + 1, 0);
+  for (const FunctionSample& s : samples) ++offset[s.key + 1];
+  for (size_t k = 0; k < keys; ++k) offset[k + 1] += offset[k];
+  std::vector<FunctionSample> sorted(samples.size());
+  for (const FunctionSample& s : samples) sorted[offset[s.key]++] = s;
+  auto by_start = [](const FunctionSample& a, const FunctionSample& b) { return a.start < b.start; };
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j < sorted.size() && sorted[j].key == sorted[i].key) ++j;
+    if (!std::is_sorted(sorted.begin() + i, sorted.begin() + j, by_start)) {
+      std::sort(sorted.begin() + i, sorted.begin() + j, by_start);
+    }
+    i = j;
+  }
+  samples.swap(sorted);
+}
+
+}  // namespace
+
+void AggregateSamples(std::vector<FunctionSample>& samples, const Window& w, BottleneckRule rule,
+                      const IntervalSet& busy, std::vector<FunctionStat>& rows) {
+  SortByKeyThenStart(samples, rows.size());
+  std::vector<int64_t> durations;  // reused for every function
+  for (size_t i = 0; i < samples.size();) {
+    size_t j = i;
+    while (j < samples.size() && samples[j].key == samples[i].key) ++j;
+    FunctionStat& row = rows[samples[i].key];
+    durations.clear();
+    double owned = 0;
+    for (size_t k = i; k < j; ++k) {
+      const FunctionSample& s = samples[k];
+      row.in_window_ns += w.Clip(s.start, s.end);
+      owned += s.owned_ns;
+      if (w.Contains(s.start)) durations.push_back(s.end - s.start);
+    }
+    row.bottleneck_ns = rule == BottleneckRule::kOwnedGpuTime
+                            ? owned
+                            : StackTimeWhileIdle(samples.data() + i, samples.data() + j, w, busy);
+    const DurationStats d = Summarize(durations);
+    row.count = d.count;
+    row.total_ns = d.total;
+    row.median_ns = d.median;
+    row.p99_ns = d.p99;
+    row.max_ns = d.max;
+    i = j;
+  }
+}
+
+FunctionTable FinishTable(std::vector<FunctionStat> rows, size_t max_rows) {
+  FunctionTable table;
+  std::erase_if(rows, [](const FunctionStat& r) { return r.count == 0 && r.in_window_ns == 0; });
+  std::sort(rows.begin(), rows.end(), [](const FunctionStat& a, const FunctionStat& b) {
+    if (a.bottleneck_ns != b.bottleneck_ns) return a.bottleneck_ns > b.bottleneck_ns;
+    if (a.in_window_ns != b.in_window_ns) return a.in_window_ns > b.in_window_ns;
+    return a.name != b.name ? a.name < b.name : a.detail < b.detail;
+  });
+  for (const FunctionStat& r : rows) table.instances += r.count;
+  if (rows.size() > max_rows) {
+    for (size_t i = max_rows; i < rows.size(); ++i) table.omitted_in_window_ns += rows[i].in_window_ns;
+    table.omitted_rows = rows.size() - max_rows;
+    rows.resize(max_rows);
+  }
+  table.rows = std::move(rows);
+  return table;
+}
+
+}  // namespace rankscope

@@ -1,0 +1,172 @@
+// `rankscope analyze <files|dir> [--json FILE] [--rank R] [--steps A:B] [--top N]
+//                    [--comm-pattern REGEX]...`: per-rank analysis and its report.
+//
+// Files are read and analysed in parallel; each worker reduces its trace to a RankSummary and
+// drops the model, so memory holds a few models at a time and one summary per rank.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#include "rankscope/analysis/analyze_rank.h"
+#include "rankscope/base/parallel_for.h"
+#include "rankscope/cli/commands.h"
+#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/trace_set.h"
+#include "rankscope/report/analysis_report_text.h"
+#include "rankscope/report/progress.h"
+
+namespace rankscope::cli {
+namespace {
+
+struct AnalyzeOptions {
+  std::vector<std::string> inputs;
+  std::string json_path;
+  std::optional<int64_t> rank;
+  std::string steps;
+  std::string window = "auto";
+  size_t top = 10;
+  std::vector<std::string> comm_patterns;
+  double kernel_wait_us = kDefaultKernelWaitThresholdNs / 1000.0;
+  std::string color = "auto";
+  unsigned threads = DefaultThreadCount();
+};
+
+StatusOr<AnalysisOptions> BuildAnalysisOptions(const AnalyzeOptions& opt, const CommPatterns* patterns) {
+  AnalysisOptions a;
+  a.comm_patterns = patterns;
+  a.kernel_wait_threshold_ns = static_cast<int64_t>(opt.kernel_wait_us * 1000.0);
+  if (opt.window == "steps") a.window.kind = WindowRequest::Kind::kSteps;
+  if (opt.window == "gpu") a.window.kind = WindowRequest::Kind::kGpu;
+  if (opt.window == "cpu") a.window.kind = WindowRequest::Kind::kCpu;
+  if (!opt.steps.empty()) {
+    if (opt.window != "auto" && opt.window != "steps") {
+      return InvalidArgument("--steps selects profiler steps: it cannot be combined with --window {}", opt.window);
+    }
+    RANKSCOPE_RETURN_IF_ERROR(ParseStepRange(opt.steps, &a.window));
+  }
+  return a;
+}
+
+// Reads and analyses every file; summaries[i] or errors[i] is set for each.
+void AnalyzeFiles(const std::vector<std::string>& files, const AnalysisOptions& a, unsigned threads,
+                  std::vector<std::optional<RankSummary>>* summaries, std::vector<std::string>* errors) {
+  ProgressLine progress("trace files", files.size(), isatty(STDERR_FILENO) != 0);
+  ParallelFor(files.size(), threads, [&](size_t i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto model = ReadKinetoTrace(files[i]);
+    const int64_t ingest_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    if (!model.ok()) {
+      (*errors)[i] = model.status().message();
+    } else if (auto summary = AnalyzeRank(*model, a); summary.ok()) {
+      summary->ingest_ns = ingest_ns;
+      (*summaries)[i] = std::move(summary).value();
+    } else {
+      (*errors)[i] = summary.status().message();
+    }
+    progress.ItemDone();  // the model is dropped here, before the next file is read
+  });
+}
+
+bool UseColor(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  return isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+}
+
+int WriteJson(const AnalysisReport& report, const std::string& path) {
+  const std::string text = AnalysisReportToJson(report).dump(1) + "\n";
+  if (path == "-") {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    fmt::print(stderr, "rankscope: error: cannot write {}\n", path);
+    return 1;
+  }
+  return 0;
+}
+
+int RunAnalyze(const AnalyzeOptions& opt) {
+  auto fail = [](const Status& s) {
+    fmt::print(stderr, "rankscope: error: {}\n", s.message());
+    return 1;
+  };
+  auto files = DiscoverTraceFiles(opt.inputs);
+  if (!files.ok()) return fail(files.status());
+  auto patterns = CommPatterns::Compile(opt.comm_patterns);
+  if (!patterns.ok()) return fail(patterns.status());
+  auto analysis = BuildAnalysisOptions(opt, &*patterns);
+  if (!analysis.ok()) return fail(analysis.status());
+
+  const size_t n = files->size();
+  std::vector<std::optional<RankSummary>> summaries(n);
+  std::vector<std::string> errors(n);
+  AnalyzeFiles(*files, *analysis, opt.threads, &summaries, &errors);
+
+  AnalysisReport report;
+  report.options = {opt.window, opt.steps, opt.comm_patterns, analysis->kernel_wait_threshold_ns, kFlagShare};
+  std::vector<RankEvidence> evidence;
+  for (size_t i = 0; i < n; ++i) {
+    if (summaries[i]) {
+      evidence.push_back({summaries[i]->path, summaries[i]->distributed_rank});
+      report.ranks.push_back(std::move(*summaries[i]));
+    } else {
+      report.errors.push_back({(*files)[i], errors[i]});
+    }
+  }
+  auto ranks = ResolveRanks(evidence, &report.warnings);
+  if (!ranks.ok()) return fail(ranks.status());
+  for (size_t k = 0; k < report.ranks.size(); ++k) {
+    report.ranks[k].rank = (*ranks)[k];
+    report.ranks[k].rank_resolved = true;
+  }
+  std::sort(report.ranks.begin(), report.ranks.end(),
+            [](const RankSummary& a, const RankSummary& b) { return a.rank.rank < b.rank.rank; });
+  if (opt.rank) {
+    std::erase_if(report.ranks, [&](const RankSummary& r) { return r.rank.rank != *opt.rank; });
+    if (report.ranks.empty()) return fail(InvalidArgument("--rank {}: no trace file is that rank", *opt.rank));
+  }
+
+  int rc = report.errors.empty() ? 0 : 1;
+  if (!opt.json_path.empty()) rc |= WriteJson(report, opt.json_path);
+  if (opt.json_path != "-") {
+    TextOptions text{opt.top, UseColor(opt.color), kFlagShare};
+    if (report.ranks.size() > 1) std::cout << RenderRankOverview(report.ranks, text);
+    if (report.ranks.size() == 1) std::cout << RenderRankReport(report.ranks.front(), text);
+  }
+  for (const std::string& w : report.warnings) fmt::print(stderr, "rankscope: warning: {}\n", w);
+  for (const FileError& e : report.errors) fmt::print(stderr, "rankscope: error: {}\n", e.message);
+  return rc;
+}
+
+}  // namespace
+
+void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
+  auto opt = std::make_shared<AnalyzeOptions>();
+  CLI::App* cmd = app.add_subcommand("analyze", "Analyse each rank's trace: steps, GPU time, bottleneck functions, "
+                                                "communication, idle time, launch delay, memory");
+  cmd->add_option("paths", opt->inputs, "Trace files or directories of them (.json, .json.gz)")->required();
+  cmd->add_option("--json", opt->json_path, "Also write the report as JSON to FILE ('-': stdout only)");
+  cmd->add_option("--rank", opt->rank, "Report only this rank");
+  cmd->add_option("--steps", opt->steps, "Window = profiler steps A..B (A:B, A:, :B or A)");
+  cmd->add_option("--window", opt->window, "Window when --steps is not given: auto (steps, else GPU span, else CPU "
+                                           "span), steps, gpu or cpu")
+      ->check(CLI::IsMember({"auto", "steps", "gpu", "cpu"}));
+  cmd->add_option("--top", opt->top, "Rows per table in the terminal report (default 10)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--comm-pattern", opt->comm_patterns,
+                  "Regular expression: kernels whose name contains a match count as communication (repeatable)");
+  cmd->add_option("--kernel-wait-us", opt->kernel_wait_us, "Idle gaps shorter than this are kernel wait (default 30)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--color", opt->color, "auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_option("--threads", opt->threads, "Files analysed in parallel (default: all cores)")->check(CLI::Range(1u, 1024u));
+  cmd->callback([opt, exit_code] { *exit_code = RunAnalyze(*opt); });
+}
+
+}  // namespace rankscope::cli

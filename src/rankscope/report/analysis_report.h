@@ -1,0 +1,39 @@
+// The `rankscope analyze` report: per-rank summaries plus the options they were computed with.
+// JSON (schema "rankscope.report/1", docs/report-schema.md and docs/report-schema.json) and the
+// terminal rendering both start from this.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rankscope/analysis/rank_summary.h"
+
+namespace rankscope {
+
+inline constexpr const char* kReportSchema = "rankscope.report/1";
+
+struct ReportOptions {
+  std::string window;  // "auto", "steps", ...
+  std::string steps;   // --steps as given, or ""
+  std::vector<std::string> comm_patterns;
+  int64_t kernel_wait_threshold_ns = kDefaultKernelWaitThresholdNs;
+  double flag_share = kFlagShare;
+};
+
+struct FileError {
+  std::string path;
+  std::string message;
+};
+
+struct AnalysisReport {
+  ReportOptions options;
+  std::vector<RankSummary> ranks;  // by rank
+  std::vector<FileError> errors;   // files that could not be read or analysed
+  std::vector<std::string> warnings;
+};
+
+nlohmann::json RankSummaryToJson(const RankSummary& r, double flag_share);
+nlohmann::json AnalysisReportToJson(const AnalysisReport& report);
+
+}  // namespace rankscope

@@ -1,0 +1,337 @@
+#include "rankscope/report/analysis_report_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "rankscope/analysis/stats.h"
+#include "rankscope/report/text_format.h"
+
+namespace rankscope {
+namespace {
+
+constexpr size_t kWidth = 100;
+
+double Share(double part, int64_t whole) { return whole > 0 ? part / static_cast<double>(whole) : 0.0; }
+
+std::string Ms(int64_t ns) { return fmt::format("{:.2f}", ns / 1e6); }
+
+class Writer {
+ public:
+  Writer(const RankSummary& r, const TextOptions& o) : r_(r), o_(o), s_(o.color) {}
+  std::string Render();
+
+ private:
+  void Section(std::string_view title, std::string_view note = "") {
+    out_ += "\n" + s_.Bold(std::string(title));
+    if (!note.empty()) out_ += "  " + s_.Dim(std::string(note));
+    out_ += "\n";
+  }
+  void Line(const std::string& text) { out_ += text + "\n"; }
+  bool Flagged(double bottleneck_ns) const { return Share(bottleneck_ns, r_.window_ns()) > o_.flag_share; }
+
+  void Header();
+  void Highlights();
+  void Steps();
+  void GpuClasses();
+  enum class Names { kCode, kVerbatim, kPaths };
+  void Functions(std::string_view title, const FunctionTable& t, Names names);
+  void Communication();
+  void Idle();
+  void Launch();
+  void Memory();
+  void Warnings();
+
+  const RankSummary& r_;
+  const TextOptions& o_;
+  Style s_;
+  std::string out_;
+};
+
+void Writer::Header() {
+  const std::string rank = r_.rank_resolved ? fmt::format("rank {}", r_.rank.rank) : "rank ?";
+  const std::string world = r_.world_size ? fmt::format(" of {}", *r_.world_size) : "";
+  const std::string backend = r_.backend.empty() ? "" : fmt::format(" ({})", r_.backend);
+  Line(s_.Bold(fmt::format("== {}{}{} ==", rank, world, backend)));
+  Line("  file     " + CellPath(r_.path, kWidth - 11));
+  std::string window;
+  if (r_.window_mode == WindowMode::kSteps && !r_.steps.empty()) {
+    window = fmt::format("steps #{}..#{} ({} of {} profiled), ", r_.steps.front().number, r_.steps.back().number,
+                         r_.steps.size(), r_.steps_in_trace);
+  } else {
+    window = fmt::format("{}, ", WindowModeName(r_.window_mode));
+  }
+  Line(fmt::format("  window   {}{} from {}", window, FormatNs(r_.window_ns()), FormatUtcTime(r_.window_start_ns)));
+  if (!r_.device_names.empty()) {
+    Line(fmt::format("  devices  {} x {}", r_.device_names.size(), r_.device_names.front()));
+  }
+  if (r_.has_gpu) {
+    Line(fmt::format("  gpu      {} activities on device(s) [{}], {} stream(s)", r_.gpu.activities,
+                     fmt::join(r_.gpu.devices, ", "), r_.idle_by_stream.size()));
+  } else {
+    Line("  gpu      no GPU activity in this trace (CPU-only report)");
+  }
+}
+
+// The flagged functions of every table together, worst first.
+void Writer::Highlights() {
+  struct Item {
+    double ns;
+    std::string kind, name;
+  };
+  std::vector<Item> items;
+  auto add = [&](std::string_view kind, const FunctionTable& t, bool path) {
+    for (const FunctionStat& f : t.rows) {
+      if (Flagged(f.bottleneck_ns)) items.push_back({f.bottleneck_ns, std::string(kind), path ? CellPath(f.name, 68) : CellName(f.name, 68)});
+    }
+  };
+  add("kernel", r_.kernels, false);
+  add("memory op", r_.memory_ops, false);
+  add("runtime call", r_.runtime_calls, false);
+  add("cpu op", r_.cpu_ops, false);
+  // A Python frame's time includes its callees': show a path only when no flagged deeper path
+  // of the same thread accounts for most (90 %) of it, so "<module>|main" does not crowd out
+  // the frame where the time goes.
+  for (const FunctionStat& f : r_.python_paths.rows) {
+    if (!Flagged(f.bottleneck_ns)) continue;
+    const bool covered = std::any_of(r_.python_paths.rows.begin(), r_.python_paths.rows.end(), [&](const FunctionStat& g) {
+      return &g != &f && g.detail == f.detail && g.name.size() > f.name.size() && g.name.starts_with(f.name + "|") &&
+             g.bottleneck_ns >= 0.9 * f.bottleneck_ns;
+    });
+    if (!covered) items.push_back({f.bottleneck_ns, "python", CellPath(f.name, 68)});
+  }
+  for (const CollectiveType& t : r_.collective_types) {
+    if (Flagged(t.exposed_ns)) items.push_back({t.exposed_ns, "collective", fmt::format("{} (exposed)", t.op)});
+  }
+  if (r_.has_gpu && Share(static_cast<double>(r_.gpu.idle_ns), r_.window_ns()) > o_.flag_share) {
+    items.push_back({static_cast<double>(r_.gpu.idle_ns), "gpu", "idle (nothing runs on the GPU)"});
+  }
+  if (items.empty()) return;
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.ns > b.ns; });
+  Section("Bottlenecks", fmt::format("share of the window, above {}", FormatShare(o_.flag_share)));
+  for (size_t i = 0; i < items.size() && i < o_.top; ++i) {
+    Line(fmt::format("  {:>6}  {:<13} {}", FormatShare(Share(items[i].ns, r_.window_ns())), items[i].kind, items[i].name));
+  }
+}
+
+void Writer::Steps() {
+  if (r_.steps.empty()) return;
+  Section("Steps", "CPU phases from the profiler's annotations; GPU = work each step launched (ms)");
+  Line(fmt::format("  {:>7} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9} {:>9} {:>9}", "step", "duration", "data",
+                   "forward", "backward", "optimizer", "other", "gpu busy", "compute", "comm"));
+  std::vector<int64_t> durations;
+  for (const StepSummary& st : r_.steps) {
+    const auto& p = st.cpu_phase_ns;
+    Line(fmt::format("  {:>7} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9} {:>9} {:>9}", fmt::format("#{}", st.number),
+                     Ms(st.duration_ns()), Ms(p[0]), Ms(p[1]), Ms(p[2]), Ms(p[3]), Ms(p[4]),
+                     r_.has_gpu ? Ms(st.gpu_busy_ns) : "-", r_.has_gpu ? Ms(st.compute_ns) : "-",
+                     r_.has_gpu ? Ms(st.communication_ns) : "-"));
+    durations.push_back(st.duration_ns());
+  }
+  if (durations.size() > 1) {
+    const int64_t med = Quantile(durations, 0.5);
+    const int64_t max = *std::max_element(durations.begin(), durations.end());
+    Line(fmt::format("  median step {}, slowest {} ({:+.1f}%)", FormatNs(med), FormatNs(max),
+                     med > 0 ? 100.0 * (max - med) / med : 0.0));
+  }
+}
+
+void Writer::GpuClasses() {
+  if (!r_.has_gpu) return;
+  const GpuSummary& g = r_.gpu;
+  const int64_t w = r_.window_ns();
+  Section("GPU time by class", fmt::format("utilization {} of {}", FormatShare(Share(g.busy_ns_all, w)), FormatNs(w)));
+  Line(fmt::format("  {:<15} {:>12} {:>12} {:>8}", "class", "busy", "exposed", "share"));
+  for (int c = 0; c < kNumActivityClasses; ++c) {
+    Line(fmt::format("  {:<15} {:>12} {:>12} {:>8}", ActivityClassName(static_cast<ActivityClass>(c)),
+                     FormatNs(g.busy_ns[c]), FormatNs(g.exposed_ns[c]), FormatShare(Share(g.exposed_ns[c], w))));
+  }
+  Line(fmt::format("  {:<15} {:>12} {:>12} {:>8}", "idle", "", FormatNs(g.idle_ns), FormatShare(Share(g.idle_ns, w))));
+  const int64_t comm = g.busy_ns[static_cast<int>(ActivityClass::kCommunication)];
+  if (comm > 0) {
+    Line(fmt::format("  communication overlapped by compute: {} of its {}",
+                     FormatShare(Share(g.comm_compute_overlap_ns, comm)), FormatNs(comm)));
+  }
+}
+
+void Writer::Functions(std::string_view title, const FunctionTable& t, Names names) {
+  if (t.rows.empty()) return;
+  const bool paths = names == Names::kPaths;
+  // grid|block is shown only for names that more than one shown row shares.
+  std::map<std::string_view, int> name_rows;
+  for (size_t i = 0; i < t.rows.size() && i < o_.top; ++i) ++name_rows[t.rows[i].name];
+  const size_t shown = std::min(o_.top, t.rows.size());
+  Section(title, fmt::format("top {} of {} by bottleneck ratio; ! = above {}", shown,
+                             t.rows.size() + t.omitted_rows, FormatShare(o_.flag_share)));
+  Line(fmt::format("   {:>7} {:>7} {:>7} {:>10} {:>10} {:>10}  {}", "bneck", "prop", "count", "total", "median", "p99",
+                   paths ? "call path (innermost frames) [thread]" : "name"));
+  const int64_t w = r_.window_ns();
+  for (size_t i = 0; i < shown; ++i) {
+    const FunctionStat& f = t.rows[i];
+    const bool flag = Flagged(f.bottleneck_ns);
+    std::string name;
+    constexpr size_t kNameWidth = kWidth - 63;
+    if (paths) {
+      const std::string thread = f.detail.substr(0, f.detail.find(' '));
+      name = CellPath(f.name, kNameWidth - thread.size() - 3) + " [" + thread + "]";
+    } else if (names == Names::kVerbatim) {
+      name = f.name.size() <= kNameWidth ? f.name : f.name.substr(0, kNameWidth - 3) + "...";
+    } else if (!f.detail.empty() && name_rows[f.name] > 1) {
+      const size_t room = kNameWidth - f.detail.size() - 1;
+      name = CellName(f.name, room) + " " + s_.Dim(f.detail);
+    } else {
+      name = CellName(f.name, kNameWidth);
+    }
+    const std::string bneck = fmt::format("{:>7}", FormatShare(Share(f.bottleneck_ns, w)));
+    Line(fmt::format("  {}{} {:>7} {:>7} {:>10} {:>10} {:>10}  {}", flag ? s_.Red("!") : " ",
+                     flag ? s_.Red(bneck) : bneck, FormatShare(Share(f.in_window_ns, w)), f.count, FormatNs(f.total_ns),
+                     FormatNs(f.median_ns), FormatNs(f.p99_ns), name));
+  }
+}
+
+void Writer::Communication() {
+  if (r_.collective_types.empty()) return;
+  const int64_t w = r_.window_ns();
+  std::vector<const CollectiveType*> types;
+  for (const CollectiveType& t : r_.collective_types) types.push_back(&t);
+  std::sort(types.begin(), types.end(), [](auto* a, auto* b) { return a->exposed_ns > b->exposed_ns; });
+  const bool gpu = types.front()->on_gpu;
+  Section("Communication", fmt::format("{} instances; exposed = not hidden by {} compute; bandwidth GB/s (median)",
+                                       r_.collectives.size() + r_.omitted_collectives, gpu ? "GPU" : "host"));
+  Line(fmt::format("  {:<21} {:>4} {:>6} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7} {:>7}", "op algo proto dtype",
+                   "n", "count", "total", "median", "bytes", "algbw", "busbw", "exposed", "overlap"));
+  for (size_t i = 0; i < types.size() && i < o_.top; ++i) {
+    const CollectiveType& t = *types[i];
+    std::string label = t.op;
+    for (const std::string* part : {&t.algorithm, &t.protocol, &t.dtype}) {
+      if (!part->empty()) label += " " + *part;
+    }
+    Line(fmt::format("  {:<21} {:>4} {:>6} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7} {:>7}", CellName(label, 21),
+                     t.group_size > 0 ? std::to_string(t.group_size) : "?", t.count, FormatNs(t.total_ns),
+                     FormatNs(t.median_ns), FormatByteCount(t.bytes),
+                     t.algbw_gbps > 0 ? fmt::format("{:.2f}", t.algbw_gbps) : "-",
+                     t.busbw_gbps > 0 ? fmt::format("{:.2f}", t.busbw_gbps) : "-",
+                     FormatShare(Share(t.exposed_ns, w)),
+                     t.busy_ns > 0 ? FormatShare(Share(t.overlap_ns, t.busy_ns)) : "-"));
+  }
+  if (!gpu) {
+    Line(fmt::format("  host compute (CPU ops of the training threads) overlaps {} of the collectives' {}",
+                     FormatShare(Share(r_.comm_host_overlap_ns, r_.comm_busy_ns)), FormatNs(r_.comm_busy_ns)));
+  }
+}
+
+void Writer::Idle() {
+  if (r_.idle_by_stream.empty()) return;
+  Section("GPU idle per stream", fmt::format("host wait: launched late; kernel wait: gap < {}; edge: outside "
+                                             "activity", FormatNs(r_.kernel_wait_threshold_ns)));
+  Line(fmt::format("  {:>6} {:>7} {:>10} {:>11} {:>11} {:>11} {:>11} {:>8}", "device", "stream", "busy", "host wait",
+                   "kernel wait", "other", "edge", "gaps"));
+  for (const StreamIdle& s : r_.idle_by_stream) {
+    Line(fmt::format("  {:>6} {:>7} {:>10} {:>11} {:>11} {:>11} {:>11} {:>8}", s.device, s.stream, FormatNs(s.busy_ns),
+                     FormatNs(s.host_wait_ns), FormatNs(s.kernel_wait_ns), FormatNs(s.other_ns), FormatNs(s.edge_ns),
+                     s.gaps));
+  }
+}
+
+void Writer::Launch() {
+  const LaunchSummary& l = r_.launch;
+  if (l.all.count == 0) return;
+  Section("Launch delay", "GPU start - end of the launch call");
+  Line(fmt::format("  {:<24} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}", "launch call", "count", "mean", "median", "p99",
+                   "max", "call mean"));
+  auto row = [&](std::string_view name, const LaunchDelayStats& s) {
+    Line(fmt::format("  {:<24} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}", CellName(name, 24), s.count,
+                     FormatNs(s.mean_ns), FormatNs(s.median_ns), FormatNs(s.p99_ns), FormatNs(s.max_ns),
+                     FormatNs(s.launch_call_mean_ns)));
+  };
+  row("all", l.all);
+  for (const LaunchDelayStats& s : l.by_api) row(s.api, s);
+  static constexpr const char* kBounds[] = {"<10us", "<100us", "<1ms", "<10ms", "<100ms", ">=100ms"};
+  static_assert(std::size(kBounds) == kLaunchDelayBuckets.size() + 1);
+  std::string hist;
+  for (size_t b = 0; b < l.histogram.size(); ++b) hist += fmt::format("  {} {}", kBounds[b], l.histogram[b]);
+  Line("  distribution:" + hist);
+  for (const QueueDepth& q : l.queues) {
+    Line(fmt::format("  queue depth device {} stream {}: max {}, mean {:.1f}, empty {} of the window", q.device,
+                     q.stream, q.max_depth, q.mean_depth, FormatShare(Share(q.empty_ns, r_.window_ns()))));
+  }
+}
+
+void Writer::Memory() {
+  if (r_.memory.devices.empty()) return;
+  Section("Memory", "from [memory] events");
+  for (const MemoryPeak& p : r_.memory.devices) {
+    const std::string device = p.device_type == 0 ? "cpu" : fmt::format("device type {} id {}", p.device_type, p.device_id);
+    Line(fmt::format("  {:<22} peak allocated {} (trace {}), peak reserved {}, {} events", device,
+                     FormatByteCount(p.peak_allocated), FormatByteCount(p.trace_peak_allocated),
+                     FormatByteCount(p.peak_reserved), p.events));
+  }
+  for (size_t i = 0; i < r_.memory.top_allocators.size() && i < o_.top; ++i) {
+    const OpAllocation& a = r_.memory.top_allocators[i];
+    Line(fmt::format("  {:>10} in {:>6} allocations  {}", FormatByteCount(a.bytes), a.count, CellName(a.op, 60)));
+  }
+}
+
+void Writer::Warnings() {
+  if (r_.warnings.empty()) return;
+  Section("Warnings");
+  for (const std::string& w : r_.warnings) {
+    const std::string wrapped = WrapText(w, kWidth - 11, std::string(11, ' '));
+    Line("  " + s_.Yellow("warning:") + " " + wrapped.substr(11));
+  }
+}
+
+std::string Writer::Render() {
+  Header();
+  Highlights();
+  Steps();
+  GpuClasses();
+  Functions("Kernels", r_.kernels, Names::kCode);
+  Functions("Memory operations", r_.memory_ops, Names::kVerbatim);
+  Communication();
+  Functions("CUDA/HIP runtime calls", r_.runtime_calls, Names::kCode);
+  Functions("CPU ops", r_.cpu_ops, Names::kCode);
+  Functions("Python call paths", r_.python_paths, Names::kPaths);
+  Idle();
+  Launch();
+  Memory();
+  Warnings();
+  return out_;
+}
+
+}  // namespace
+
+std::string RenderRankReport(const RankSummary& rank, const TextOptions& options) {
+  return Writer(rank, options).Render();
+}
+
+std::string RenderRankOverview(const std::vector<RankSummary>& ranks, const TextOptions& o) {
+  Style s(o.color);
+  std::string out = s.Bold(fmt::format("{} ranks", ranks.size())) + "  " +
+                    s.Dim("shares of each rank's window; `--rank R` prints one rank in full") + "\n";
+  out += fmt::format("  {:>5} {:>6} {:>11} {:>8} {:>8} {:>9} {:>8}  {}\n", "rank", "steps", "median step", "gpu util",
+                     "compute", "comm exp", "idle", "worst function (bottleneck)");
+  for (const RankSummary& r : ranks) {
+    std::vector<int64_t> d;
+    for (const StepSummary& st : r.steps) d.push_back(st.duration_ns());
+    const int64_t w = r.window_ns();
+    const FunctionStat* worst = nullptr;
+    for (const FunctionTable* t : {&r.kernels, &r.memory_ops, &r.runtime_calls, &r.cpu_ops, &r.python_paths}) {
+      if (!t->rows.empty() && (!worst || t->rows.front().bottleneck_ns > worst->bottleneck_ns)) worst = &t->rows.front();
+    }
+    const double comm_exposed = r.has_gpu ? r.gpu.exposed_ns[static_cast<int>(ActivityClass::kCommunication)]
+                                          : static_cast<double>(r.comm_busy_ns - r.comm_host_overlap_ns);
+    out += fmt::format("  {:>5} {:>6} {:>11} {:>8} {:>8} {:>9} {:>8}  {}\n",
+                       r.rank_resolved ? std::to_string(r.rank.rank) : "?", r.steps.size(),
+                       d.empty() ? "-" : FormatNs(Quantile(d, 0.5)),
+                       r.has_gpu ? FormatShare(Share(r.gpu.busy_ns_all, w)) : "-",
+                       r.has_gpu ? FormatShare(Share(r.gpu.exposed_ns[0], w)) : "-", FormatShare(Share(comm_exposed, w)),
+                       r.has_gpu ? FormatShare(Share(r.gpu.idle_ns, w)) : "-",
+                       worst ? fmt::format("{} {}", FormatShare(Share(worst->bottleneck_ns, w)), CellName(worst->name, 34))
+                             : "-");
+  }
+  return out;
+}
+
+}  // namespace rankscope

@@ -1,0 +1,39 @@
+// A progress line on stderr for long runs: shown only on a terminal and only once the work has
+// taken more than a second, redrawn a few times per second by a small thread, erased at the end.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace rankscope {
+
+class ProgressLine {
+ public:
+  // `what` names the items ("trace files"). Disabled unless `enabled` (stderr is a terminal).
+  ProgressLine(std::string what, size_t total, bool enabled);
+  ~ProgressLine();  // erases the line and stops the thread
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+  void ItemDone() { done_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void Run();
+
+  std::string what_;
+  size_t total_;
+  std::atomic<size_t> done_{0};
+  std::chrono::steady_clock::time_point start_;
+  bool drawn_ = false;
+  bool stop_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread thread_;
+};
+
+}  // namespace rankscope

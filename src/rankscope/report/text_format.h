@@ -1,0 +1,39 @@
+// Small helpers for terminal output: durations, shares, bytes, names cut to a width, and ANSI
+// colour that is switched on only when writing to a terminal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rankscope {
+
+std::string FormatNs(int64_t ns);          // "812 ns", "45.2 us", "12.34 ms", "1.234 s"
+std::string FormatShare(double share);     // 0.1234 -> "12.3%"
+std::string FormatByteCount(int64_t bytes);  // "1.5 MiB"
+std::string FormatUtcTime(int64_t abs_ns);   // "2026-11-21 17:35:55.123456 UTC"
+
+// A kernel or op name for a table cell: drops a leading "void " and a trailing argument list,
+// then keeps the first `width` characters (ending in "..." when cut).
+std::string CellName(std::string_view name, size_t width);
+// A "a|b|c" call path for a cell: keeps the innermost frames ("...|b|c").
+std::string CellPath(std::string_view path, size_t width);
+
+// Word-wraps `text` into lines of at most `width` characters, each starting with `indent`.
+std::string WrapText(std::string_view text, size_t width, const std::string& indent);
+
+class Style {
+ public:
+  explicit Style(bool color) : color_(color) {}
+  std::string Bold(std::string_view s) const { return Wrap("1", s); }
+  std::string Red(std::string_view s) const { return Wrap("31", s); }
+  std::string Yellow(std::string_view s) const { return Wrap("33", s); }
+  std::string Dim(std::string_view s) const { return Wrap("2", s); }
+  bool color() const { return color_; }
+
+ private:
+  std::string Wrap(std::string_view code, std::string_view s) const;
+  bool color_;
+};
+
+}  // namespace rankscope
