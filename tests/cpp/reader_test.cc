@@ -143,6 +143,40 @@ TEST(ReaderTest, ChunkingIsInvisible) {
   }
 }
 
+// Guessed chunk ends ("}" then "," then "{") that are wrong: inside a string, or closing an
+// object nested in args. Each must be caught and cut exactly, at every chunk size.
+TEST(ReaderTest, WrongGuessesAtChunkEndsChangeNothing) {
+  std::string json = "{\"traceEvents\": [\n";
+  for (int i = 0; i < 40; ++i) {
+    if (i > 0) json += ",\n";
+    json += "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k<{lambda()#1}, {x}>},{" + std::to_string(i) +
+            "\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(100 + i) +
+            ", \"dur\": 1, \"args\": {\"pg\": [{\"a\": 1},{\"b\": 2}, {\"c\": 3}], \"correlation\": " +
+            std::to_string(i) + "}}";
+  }
+  json += "\n], \"deviceProperties\": [{\"id\": 0},{\"id\": 1}]}";
+  const TraceModel whole = Read(json);
+  ASSERT_EQ(whole.slices.size(), 40u);
+  ASSERT_EQ(whole.info.devices.size(), 2u);
+  uint64_t missed = 0;
+  for (size_t chunk = 1; chunk < 400; chunk += 3) {
+    ReaderOptions options;
+    options.chunk_bytes = chunk;
+    const TraceModel m = Read(json, options);
+    ASSERT_EQ(m.slices.size(), 40u) << chunk;
+    EXPECT_EQ(m.slices.ts, whole.slices.ts) << chunk;
+    EXPECT_EQ(m.slices.correlation, whole.slices.correlation) << chunk;
+    EXPECT_EQ(m.stats.elements, 40u) << chunk;
+    EXPECT_EQ(m.stats.skipped.total(), 0u) << chunk;
+    EXPECT_EQ(m.info.devices.size(), 2u) << chunk;
+    for (size_t i = 0; i < m.slices.size(); ++i) {
+      EXPECT_EQ(m.Str(m.slices.name[i]), whole.Str(whole.slices.name[i]));
+    }
+    missed += m.stats.chunk_guesses_missed;
+  }
+  EXPECT_GT(missed, 100u);  // the exact fallback really ran
+}
+
 TEST(ReaderTest, BareArrayFormAndBom) {
   TraceModel m = Read("\xEF\xBB\xBF[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]");
   ASSERT_EQ(m.slices.size(), 1u);

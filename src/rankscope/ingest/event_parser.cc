@@ -574,4 +574,18 @@ void EventParser::ParseChunk(char* data, size_t size, size_t slack, uint64_t off
   if (!error.empty()) ParseOneByOne(std::string_view(data, size), offset, done);
 }
 
+bool EventParser::TryParseChunk(char* data, size_t size, size_t slack, uint64_t offset) {
+  const ModelBuilder::Checkpoint checkpoint = builder_->MakeCheckpoint();
+  const char before = data[-1], after = data[size];
+  data[-1] = '[';
+  data[size] = ']';
+  std::string error;
+  ParseWhole(data - 1, size + 2, size + 1 + slack, offset, &error);
+  data[-1] = before;
+  data[size] = after;
+  if (error.empty()) return true;
+  builder_->Rollback(checkpoint);
+  return false;
+}
+
 }  // namespace rankscope::RANKSCOPE_TARGET_NS

@@ -29,6 +29,10 @@ class EventParser {
   // place as "[" + elements + "]" (the two bytes are restored afterwards), without a copy.
   void ParseChunk(char* data, size_t size, size_t slack, uint64_t offset);
 
+  // The same for a chunk whose end the tokenizer guessed: all or nothing. Returns false (and
+  // takes back every event it added) unless the whole chunk parses as complete elements.
+  bool TryParseChunk(char* data, size_t size, size_t slack, uint64_t offset);
+
  private:
   // Parses the bracketed chunk in one go; returns how many elements were handed to the
   // builder before an error (all of them when *error is empty).

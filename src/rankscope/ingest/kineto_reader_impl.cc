@@ -36,8 +36,13 @@ Status ReadTraceInto(ByteSource* source, const ReaderOptions& options, TraceMode
       },
       [&](char* data, size_t size, uint64_t offset) {
         parser.ParseChunk(data, size, TraceTokenizer::kChunkSlack, offset);
+      },
+      [&](char* data, size_t size, uint64_t offset) {
+        return parser.TryParseChunk(data, size, TraceTokenizer::kChunkSlack, offset);
       });
   model->stats.json_bytes = tokenizer.bytes_read();
+  model->stats.chunks = tokenizer.chunks();
+  model->stats.chunk_guesses_missed = tokenizer.wrong_guesses();
   return status;
 }
 

@@ -247,4 +247,36 @@ void ModelBuilder::AddMetadata(const RawEvent& ev) {
   // process_sort_index and unknown metadata carry nothing analysis uses.
 }
 
+ModelBuilder::Checkpoint ModelBuilder::MakeCheckpoint() const {
+  const TraceModel& m = *model_;
+  return Checkpoint{m.slices.size(), m.gpu.size(),         m.python.size(),    m.collectives.size(),
+                    m.forward_ops.size(), m.backward_ops.size(), m.instants.size(), m.memory.size(),
+                    m.flows.size(),  m.stats};
+}
+
+void ModelBuilder::Rollback(const Checkpoint& c) {
+  TraceModel& m = *model_;
+  SliceTable& s = m.slices;
+  s.ts.resize(c.slices);
+  s.dur.resize(c.slices);
+  s.name.resize(c.slices);
+  s.track.resize(c.slices);
+  s.category.resize(c.slices);
+  s.correlation.resize(c.slices);
+  s.external_id.resize(c.slices);
+  s.detail.resize(c.slices);
+  m.gpu.resize(c.gpu);
+  m.python.resize(c.python);
+  m.collectives.resize(c.collectives);
+  m.forward_ops.resize(c.forward_ops);
+  m.backward_ops.resize(c.backward_ops);
+  m.instants.ts.resize(c.instants);
+  m.instants.name.resize(c.instants);
+  m.instants.track.resize(c.instants);
+  m.instants.category.resize(c.instants);
+  m.memory.resize(c.memory);
+  m.flows.resize(c.flows);
+  m.stats = c.stats;
+}
+
 }  // namespace rankscope

@@ -16,6 +16,15 @@ class ModelBuilder {
   explicit ModelBuilder(TraceModel* model) : model_(model) {}
 
   void Add(const RawEvent& ev);
+
+  // Everything Add() can append to, so that a chunk parsed on a guess can be taken back.
+  // Interned strings, tracks and process names are kept: they are idempotent.
+  struct Checkpoint {
+    size_t slices, gpu, python, collectives, forward_ops, backward_ops, instants, memory, flows;
+    IngestStats stats;
+  };
+  Checkpoint MakeCheckpoint() const;
+  void Rollback(const Checkpoint& checkpoint);
   // Counts an element that could not be parsed at all.
   void Skip(const std::string& reason, uint64_t offset) {
     ++model_->stats.elements;

@@ -200,6 +200,8 @@ struct IngestStats {
   uint64_t without_category = 0;
   SkipCounts skipped;         // events dropped
   SkipCounts ignored_fields;  // events kept, one field ignored
+  uint64_t chunks = 0;                // pieces the traceEvents array was parsed in
+  uint64_t chunk_guesses_missed = 0;  // guessed chunk ends that did not parse (re-cut exactly)
 };
 
 struct TraceModel {

@@ -69,7 +69,10 @@ StatusOr<int> TraceTokenizer::PeekNonSpace(uint64_t* pos) {
   }
 }
 
-Status TraceTokenizer::Run(const TopLevelFn& on_value, const ChunkFn& on_chunk) {
+Status TraceTokenizer::Run(const TopLevelFn& on_value, const ChunkFn& on_chunk,
+                          const GuessedChunkFn& on_guessed_chunk) {
+  on_chunk_ = &on_chunk;
+  on_guessed_chunk_ = &on_guessed_chunk;
   uint64_t pos = 0;
   RANKSCOPE_ASSIGN_OR_RETURN(int c, Peek(0));
   if (c == -1) return DataLoss("the file is empty");
@@ -83,20 +86,20 @@ Status TraceTokenizer::Run(const TopLevelFn& on_value, const ChunkFn& on_chunk) 
   if (c == '[') {  // the bare-array form of the Chrome trace format
     saw_trace_events_ = true;
     ++pos;
-    RANKSCOPE_RETURN_IF_ERROR(ReadEvents(&pos, on_chunk));
+    RANKSCOPE_RETURN_IF_ERROR(ReadEvents(&pos));
     return ExpectEnd(pos);
   }
   if (c != '{') {
     return DataLoss("not a JSON trace: expected '{{' or '[' at byte {} but found {}", pos, DescribeByte(c));
   }
-  RANKSCOPE_RETURN_IF_ERROR(ReadTopLevelObject(pos + 1, on_value, on_chunk));
+  RANKSCOPE_RETURN_IF_ERROR(ReadTopLevelObject(pos + 1, on_value));
   if (!saw_trace_events_) {
     return NotATrace("the JSON object has no \"traceEvents\" array: not a Chrome/Kineto trace");
   }
   return OkStatus();
 }
 
-Status TraceTokenizer::ReadTopLevelObject(uint64_t pos, const TopLevelFn& on_value, const ChunkFn& on_chunk) {
+Status TraceTokenizer::ReadTopLevelObject(uint64_t pos, const TopLevelFn& on_value) {
   bool first = true;
   while (true) {
     RANKSCOPE_ASSIGN_OR_RETURN(int c, PeekNonSpace(&pos));
@@ -124,7 +127,7 @@ Status TraceTokenizer::ReadTopLevelObject(uint64_t pos, const TopLevelFn& on_val
       if (c != '[') return DataLoss("\"traceEvents\" at byte {} is not an array", pos);
       saw_trace_events_ = true;
       ++pos;
-      RANKSCOPE_RETURN_IF_ERROR(ReadEvents(&pos, on_chunk));
+      RANKSCOPE_RETURN_IF_ERROR(ReadEvents(&pos));
       continue;
     }
     const uint64_t value_offset = pos;
@@ -214,20 +217,83 @@ Status TraceTokenizer::ExpectEnd(uint64_t pos) {
   return OkStatus();
 }
 
-void TraceTokenizer::EmitChunk(uint64_t begin, uint64_t end, const ChunkFn& on_chunk) {
-  while (begin < end && IsSpace(*At(begin))) ++begin;
-  if (begin < end && *At(begin) == ',') ++begin;
-  while (begin < end && IsSpace(*At(begin))) ++begin;
-  if (begin == end) return;
-  ++chunks_;
-  on_chunk(MutableAt(begin), end - begin, begin);
+bool TraceTokenizer::ChunkBounds(uint64_t* begin, uint64_t end) const {
+  while (*begin < end && IsSpace(*At(*begin))) ++*begin;
+  if (*begin < end && *At(*begin) == ',') ++*begin;
+  while (*begin < end && IsSpace(*At(*begin))) ++*begin;
+  return *begin < end;
 }
 
-Status TraceTokenizer::ReadEvents(uint64_t* pos_io, const ChunkFn& on_chunk) {
+Status TraceTokenizer::ReadEvents(uint64_t* pos_io) {
+  uint64_t chunk_start = *pos_io;
+  while (true) {
+    // Most chunks end at a guessed boundary that the parser confirms: cheaper than scanning
+    // every byte for strings and brackets. A wrong guess never parses (an unclosed string or
+    // object); the model is then left untouched and the chunk is cut exactly.
+    RANKSCOPE_ASSIGN_OR_RETURN(const uint64_t guess, GuessCut(chunk_start));
+    if (guess != kNone) {
+      uint64_t begin = chunk_start;
+      if (!ChunkBounds(&begin, guess)) {
+        chunk_start = guess;
+        continue;
+      }
+      if ((*on_guessed_chunk_)(MutableAt(begin), guess - begin, begin)) {
+        ++chunks_;
+        chunk_start = guess;
+        continue;
+      }
+      ++wrong_guesses_;
+    }
+    RANKSCOPE_ASSIGN_OR_RETURN(const ExactCut cut, FindExactCut(chunk_start));
+    uint64_t begin = chunk_start;
+    if (ChunkBounds(&begin, cut.end)) {
+      ++chunks_;
+      (*on_chunk_)(MutableAt(begin), cut.end - begin, begin);
+    }
+    if (cut.array_end) {
+      *pos_io = cut.end + 1;
+      return OkStatus();
+    }
+    chunk_start = cut.end;
+  }
+}
+
+StatusOr<uint64_t> TraceTokenizer::GuessCut(uint64_t chunk_start) {
+  // Search at most this far past the target before leaving it to the exact scan.
+  constexpr uint64_t kSearchLimit = 256 * 1024;
+  const uint64_t from = chunk_start + options_.chunk_bytes;
+  uint64_t p = from;
+  while (p < from + kSearchLimit) {
+    // Enough bytes after p to see "}  ,  {" (+ a little whitespace) without another refill.
+    if (p + 64 > Limit()) {
+      auto more = Refill(chunk_start - 1);
+      if (!more.ok() || !*more) return kNone;  // too big or the end: the exact scan decides
+      continue;
+    }
+    const char* start = At(p);
+    const void* brace = std::memchr(start, '}', Limit() - p - 63);
+    if (brace == nullptr) {
+      p = Limit() - 63;
+      continue;
+    }
+    uint64_t q = p + static_cast<uint64_t>(static_cast<const char*>(brace) - start);
+    const uint64_t cut = q + 1;
+    ++q;
+    while (q < Limit() && IsSpace(*At(q))) ++q;
+    if (q < Limit() && *At(q) == ',') {
+      ++q;
+      while (q < Limit() && IsSpace(*At(q))) ++q;
+      if (q < Limit() && *At(q) == '{') return cut;
+    }
+    p = cut;
+  }
+  return kNone;
+}
+
+StatusOr<TraceTokenizer::ExactCut> TraceTokenizer::FindExactCut(uint64_t chunk_start) {
   ScanCarry carry;
   int64_t depth = 1;  // 1 = inside the traceEvents array, between elements
-  uint64_t chunk_start = *pos_io;
-  uint64_t scan = *pos_io;
+  uint64_t scan = chunk_start;
   alignas(64) uint8_t tail[64];
   while (true) {
     const uint8_t* block;
@@ -263,7 +329,6 @@ Status TraceTokenizer::ReadEvents(uint64_t* pos_io, const ChunkFn& on_chunk) {
     }
     // Depth may reach 1 (an element ends) or 0 (the array ends) in this block: walk it.
     uint64_t bits = m.open | m.close | (past_target ? m.comma : 0);
-    uint64_t cut = kNone, array_end = kNone;
     while (bits != 0) {
       const int i = std::countr_zero(bits);
       const uint64_t bit = uint64_t{1} << i;
@@ -271,23 +336,11 @@ Status TraceTokenizer::ReadEvents(uint64_t* pos_io, const ChunkFn& on_chunk) {
       if (m.open & bit) {
         ++depth;
       } else if (m.close & bit) {
-        if (--depth == 0) {
-          array_end = scan + i;
-          break;
-        }
-        if (depth == 1 && past_target && cut == kNone) cut = scan + i + 1;
-      } else if (depth == 1 && cut == kNone) {  // a comma between elements
-        cut = scan + i;
+        if (--depth == 0) return ExactCut{scan + i, true};
+        if (depth == 1 && past_target) return ExactCut{scan + i + 1, false};
+      } else if (depth == 1 && scan + i > chunk_start) {  // a comma between elements
+        return ExactCut{scan + i, false};
       }
-    }
-    if (cut != kNone) {
-      EmitChunk(chunk_start, cut, on_chunk);
-      chunk_start = cut;
-    }
-    if (array_end != kNone) {
-      EmitChunk(chunk_start, array_end, on_chunk);
-      *pos_io = array_end + 1;
-      return OkStatus();
     }
     scan += 64;
   }

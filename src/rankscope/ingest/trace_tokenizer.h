@@ -32,11 +32,14 @@ class TraceTokenizer {
   // data[size .. size + kChunkSlack) are writable, so the parser can bracket the chunk in place
   // (it must restore them).
   using ChunkFn = std::function<void(char* data, size_t size, uint64_t offset)>;
+  // The same for a chunk whose end is a guess: returns false, having changed nothing, when the
+  // chunk does not parse as whole elements (the tokenizer then cuts it exactly).
+  using GuessedChunkFn = std::function<bool(char* data, size_t size, uint64_t offset)>;
   static constexpr size_t kChunkSlack = 128;
 
   TraceTokenizer(ByteSource* source, const ReaderOptions& options);
 
-  Status Run(const TopLevelFn& on_value, const ChunkFn& on_chunk);
+  Status Run(const TopLevelFn& on_value, const ChunkFn& on_chunk, const GuessedChunkFn& on_guessed_chunk);
   uint64_t bytes_read() const { return base_ + end_; }
 
  private:
@@ -50,13 +53,25 @@ class TraceTokenizer {
   StatusOr<int> Peek(uint64_t pos);
   StatusOr<int> PeekNonSpace(uint64_t* pos);
 
-  Status ReadTopLevelObject(uint64_t pos, const TopLevelFn& on_value, const ChunkFn& on_chunk);
+  Status ReadTopLevelObject(uint64_t pos, const TopLevelFn& on_value);
   StatusOr<std::string> ReadKey(uint64_t* pos);
   // Reads one JSON value starting at *pos into *text (up to the size limit).
   Status ReadValue(uint64_t* pos, std::string* text, bool* truncated);
-  // Scans the traceEvents array from just after its '['; *pos ends just after its ']'.
-  Status ReadEvents(uint64_t* pos, const ChunkFn& on_chunk);
-  void EmitChunk(uint64_t begin, uint64_t end, const ChunkFn& on_chunk);
+  // Reads the traceEvents array from just after its '['; *pos ends just after its ']'.
+  Status ReadEvents(uint64_t* pos);
+  // A likely element boundary past the target chunk size: right after a '}' that is followed
+  // by ',' and '{' (whitespace allowed). Cheap (memchr), but only a guess: the '}' may be in a
+  // string or a nested object. kNone when there is none near.
+  StatusOr<uint64_t> GuessCut(uint64_t chunk_start);
+  // The exact next boundary (or the array's ']'), scanning from chunk_start, which must be an
+  // element boundary, 64 bytes at a time with string and bracket state.
+  struct ExactCut {
+    uint64_t end = 0;
+    bool array_end = false;
+  };
+  StatusOr<ExactCut> FindExactCut(uint64_t chunk_start);
+  // Trims the leading separator; false if nothing is left.
+  bool ChunkBounds(uint64_t* begin, uint64_t end) const;
   Status ExpectEnd(uint64_t pos);
 
   ByteSource* source_;
@@ -66,7 +81,15 @@ class TraceTokenizer {
   size_t end_ = 0;     // valid bytes in buf_
   bool eof_ = false;
   bool saw_trace_events_ = false;
+  const ChunkFn* on_chunk_ = nullptr;
+  const GuessedChunkFn* on_guessed_chunk_ = nullptr;
   uint64_t chunks_ = 0;
+  uint64_t wrong_guesses_ = 0;
+
+ public:
+  // Chunks cut at a guessed boundary that did not parse (and were cut exactly instead).
+  uint64_t wrong_guesses() const { return wrong_guesses_; }
+  uint64_t chunks() const { return chunks_; }
 };
 
 }  // namespace rankscope::RANKSCOPE_TARGET_NS
