@@ -201,7 +201,8 @@ NodeFigures NodeFiguresFromJson(const nlohmann::json& j) {
     x.children = F(p, "children");
     x.rss = F(p, "resident_bytes");
     x.threads = F(p, "threads");
-    for (const auto& [dev, bytes] : p.value("gpu_memory_bytes", nlohmann::json::object()).items()) {
+    const nlohmann::json gpu_memory = p.value("gpu_memory_bytes", nlohmann::json::object());
+    for (const auto& [dev, bytes] : gpu_memory.items()) {
       if (bytes.is_number()) x.gpu_memory.emplace_back(dev, bytes.get<double>());
     }
     f.processes.push_back(std::move(x));
