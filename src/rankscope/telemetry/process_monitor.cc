@@ -65,7 +65,20 @@ Status ProcessMonitor::Sample(int64_t mono_ns) {
   before_ns_ = now_ns_;
   now_ns_ = mono_ns;
   const std::vector<Worker> workers = workers_ ? workers_() : std::vector<Worker>{};
-  if (!refreshed_once_ || mono_ns - last_refresh_ns_ >= children_refresh_ns_) {
+  // Rescan for descendants every children_refresh_ns_, at once when a worker registers, and
+  // every second while some worker has none yet (DataLoader workers start with the first epoch,
+  // a moment after the rank registered).
+  std::vector<int32_t> pids;
+  bool some_without_children = false;
+  for (const Worker& w : workers) {
+    pids.push_back(w.pid);
+    auto it = descendants_.find(w.pid);
+    some_without_children |= it == descendants_.end() || it->second.empty();
+  }
+  const int64_t since = mono_ns - last_refresh_ns_;
+  if (!refreshed_once_ || pids != refreshed_pids_ || since >= children_refresh_ns_ ||
+      (some_without_children && since >= 1'000'000'000)) {
+    refreshed_pids_ = pids;
     RefreshDescendants(workers);
     last_refresh_ns_ = mono_ns;
     refreshed_once_ = true;

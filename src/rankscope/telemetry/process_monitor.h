@@ -40,7 +40,8 @@ class ProcessMonitor : public Monitor {
  public:
   // Descendants are found by scanning every /proc/<pid>/stat (no /proc/<pid>/task/*/children
   // on kernels without CONFIG_PROC_CHILDREN); that costs ~5 us per process on the node, so it
-  // is refreshed every `children_refresh_ns`, not at every pass.
+  // is refreshed every `children_refresh_ns` (and when workers come or lack children), not at
+  // every pass.
   ProcessMonitor(SystemRoots roots, WorkerList workers, int64_t children_refresh_ns = 5'000'000'000)
       : roots_(std::move(roots)), workers_(std::move(workers)), children_refresh_ns_(children_refresh_ns) {}
   std::string_view name() const override { return "process"; }
@@ -69,6 +70,7 @@ class ProcessMonitor : public Monitor {
   std::string buffer_;
   int64_t now_ns_ = 0, before_ns_ = 0, last_refresh_ns_ = 0;
   bool refreshed_once_ = false;
+  std::vector<int32_t> refreshed_pids_;                   // the workers at the last scan
   std::map<int32_t, std::vector<int32_t>> descendants_;  // worker pid -> descendant pids
   std::map<int32_t, Reading> readings_;                   // every pid read last pass
   std::vector<Row> rows_;
