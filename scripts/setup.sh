@@ -13,6 +13,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libsimdjson-dev libisal-dev libdeflate-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus tmux
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

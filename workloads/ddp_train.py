@@ -14,6 +14,11 @@ Faults can be injected on one rank to create ground truth for the diagnosis:
                                      others block inside their next gradient all-reduce
     --fault-from-step N              the fault starts at step N (default 0: from the start)
 
+An input-bound job (every rank, for telemetry): each sample costs CPU in the DataLoader's worker
+processes, so the host CPU saturates while the training step itself is cheap:
+
+    --data-cpu-ms MS --num-workers N   burn MS of CPU (pure Python) per sample in N workers
+
 Capture from a live job (docs/capture.md):
 
     --collector tracker              rankscope.Tracker().step() in the loop
@@ -38,10 +43,20 @@ def fault_active():
     return STATE["step"] >= STATE["fault_from"]
 
 
+def burn_python(seconds):
+    """Busy CPU for `seconds`, as decoding or augmentation in a DataLoader worker would be."""
+    end = time.perf_counter() + seconds
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+    return x
+
+
 class SyntheticImages(Dataset):
-    def __init__(self, n, delay_s=0.0):
+    def __init__(self, n, delay_s=0.0, cpu_s=0.0):
         self.n = n
         self.delay_s = delay_s
+        self.cpu_s = cpu_s
         g = torch.Generator().manual_seed(0)
         self.x = torch.randn(n, 3, 32, 32, generator=g)
         self.y = torch.randint(0, 10, (n,), generator=g)
@@ -52,6 +67,8 @@ class SyntheticImages(Dataset):
     def __getitem__(self, i):
         if self.delay_s and fault_active():
             time.sleep(self.delay_s)
+        if self.cpu_s:
+            burn_python(self.cpu_s)
         return self.x[i], self.y[i]
 
 
@@ -100,6 +117,8 @@ def main():
     p.add_argument("--collector", choices=["none", "tracker"], default="none",
                    help="tracker: call rankscope.Tracker().step() every step")
     p.add_argument("--step-sleep-ms", type=float, default=0.0, help="extra time per step on every rank")
+    p.add_argument("--data-cpu-ms", type=float, default=0.0, help="CPU burned per sample by the data pipeline")
+    p.add_argument("--num-workers", type=int, default=0, help="DataLoader worker processes")
     args = p.parse_args()
     STATE["fault_from"] = args.fault_from_step
 
@@ -112,9 +131,11 @@ def main():
 
     data_delay = fault_s / args.batch_size if mine and kind == "slow-data" else 0.0
     # At most 20 batches per rank and epoch: long runs cycle over epochs instead of growing memory.
-    dataset = SyntheticImages(args.batch_size * min(args.steps + 1, 20) * world, delay_s=data_delay)
+    dataset = SyntheticImages(args.batch_size * min(args.steps + 1, 20) * world, delay_s=data_delay,
+                              cpu_s=args.data_cpu_ms / 1000.0)
     sampler = torch.utils.data.distributed.DistributedSampler(dataset, shuffle=False)
-    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, num_workers=0)
+    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, num_workers=args.num_workers,
+                        persistent_workers=args.num_workers > 0)
     model = SmallNet(extra_compute_s=fault_s if mine and kind == "slow-forward" else 0.0)
     ddp = nn.parallel.DistributedDataParallel(model)
     if mine and kind == "slow-collective":

@@ -12,7 +12,9 @@ CaptureOutcome Summarize(std::vector<HostReply> replies) {
   std::set<std::string> dirs;
   for (const auto& r : replies) {
     if (!r.status.ok()) continue;
-    o.all_finished &= r.body.value("finished", false);
+    // "saved": the daemon has also written the telemetry sidecar and the manifest (daemons
+    // older than the field do not say; then finished is all there is).
+    o.all_finished &= r.body.value("finished", false) && r.body.value("saved", true);
     for (const auto& t : r.body["targets"]) {
       ++o.expected;
       if (t.value("state", "") == "done") {

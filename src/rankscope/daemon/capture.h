@@ -55,7 +55,8 @@ struct Capture {
   int64_t created_unix_ms = 0;
   std::vector<CaptureTarget> targets;
   std::vector<std::string> notes;   // processes left out, and why
-  bool manifest_written = false;
+  bool manifest_written = false;   // claimed by the watcher, which then saves telemetry + manifest
+  bool saved = false;              // telemetry sidecar and capture.manifest are on disk
 
   bool finished() const;
   CaptureTarget* Find(int32_t pid);

@@ -422,13 +422,19 @@ void CaptureManager::WatchLoop() {
       if (!c.finished()) keep.insert(c.dir);
     }
     lock.unlock();
-    for (const auto& c : finished) WriteManifest(c);
+    for (const auto& c : finished) {
+      if (options_.on_finished) options_.on_finished(c);
+      WriteManifest(c);
+    }
     if (!finished.empty()) {
       for (const auto& gone : out_->EnforceBudget(keep)) {
         fmt::print(stderr, "rankscoped: disk budget: removed {}\n", gone);
       }
     }
     lock.lock();
+    for (const auto& f : finished) {
+      if (Capture* c = FindLocked(f.id)) c->saved = true;
+    }
   }
 }
 

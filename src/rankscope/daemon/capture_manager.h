@@ -29,6 +29,10 @@ class CaptureManager {
     // directory. Under /tmp because recent Kineto refuses on-demand paths elsewhere.
     std::filesystem::path kineto_staging;
     size_t max_remembered = 200;
+    // Called on the watcher thread when a capture has finished, before its manifest is written
+    // (the daemon saves the telemetry of the capture's window beside the traces). May block for
+    // about a sampling interval.
+    std::function<void(const Capture&)> on_finished;
   };
   using CollectorSend = std::function<Status(const UnixAddress&, const nlohmann::json&)>;
 

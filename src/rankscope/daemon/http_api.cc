@@ -5,6 +5,8 @@
 
 #include <httplib.h>
 
+#include "rankscope/telemetry/prometheus_text.h"
+
 namespace rankscope::daemon {
 namespace {
 
@@ -138,6 +140,16 @@ void HttpApi::Routes() {
     auto c = captures_->Describe(req.matches[1]);
     if (!c) return Reply(res, 404, {{"error", fmt::format("no capture {} on this host", std::string(req.matches[1]))}});
     Reply(res, 200, *c);
+  });
+
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    if (!info_.telemetry) return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
+    res.set_content(info_.telemetry->Metrics(), telemetry::kPrometheusContentType);
+  });
+
+  server_->Get("/v1/telemetry", [this](const httplib::Request&, httplib::Response& res) {
+    if (!info_.telemetry) return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
+    Reply(res, 200, info_.telemetry->LatestJson());
   });
 
   server_->Get("/v1/files", [this](const httplib::Request&, httplib::Response& res) {

@@ -5,6 +5,8 @@
 //   POST /v1/snapshot            start a stack snapshot (body: SnapshotSpec) -> the capture
 //   GET  /v1/captures[/<id>]     captures and, per process, what was produced or why not
 //   GET  /v1/files               files in the output directory, oldest first
+//   GET  /v1/telemetry           the node's key figures from the latest samples (rankscope top)
+//   GET  /metrics                every telemetry series, Prometheus text format
 // Loopback by default; bound elsewhere it requires "Authorization: Bearer <token>".
 #pragma once
 
@@ -14,6 +16,7 @@
 
 #include "rankscope/daemon/capture_manager.h"
 #include "rankscope/daemon/output_dir.h"
+#include "rankscope/telemetry/telemetry_service.h"
 
 namespace httplib { class Server; }
 
@@ -26,6 +29,7 @@ struct DaemonInfo {
   std::string kineto_address;
   std::string collector_address;
   std::function<uint64_t()> kineto_polls, collector_messages;
+  telemetry::TelemetryService* telemetry = nullptr;  // null with --no-telemetry
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost": the only binds allowed without a token.

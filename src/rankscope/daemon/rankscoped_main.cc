@@ -8,6 +8,7 @@
 #include "rankscope/daemon/collector_endpoint.h"
 #include "rankscope/daemon/http_api.h"
 #include "rankscope/daemon/kineto_endpoint.h"
+#include "rankscope/telemetry/telemetry_service.h"
 
 namespace rd = rankscope::daemon;
 
@@ -27,6 +28,14 @@ struct Flags {
   int kineto_roundup = 20;
   int auto_cooldown_s = 600;
   std::string ready_file;
+  // Telemetry (docs/telemetry.md)
+  bool no_telemetry = false;
+  int telemetry_interval_ms = 1000;
+  int gpu_interval_ms = 1000;
+  int telemetry_retention_s = 600;
+  int telemetry_ring_mb = 64;
+  int telemetry_margin_s = 5;
+  std::string nvml_library = "libnvidia-ml.so.1";
 };
 
 std::string Hostname() {
@@ -57,6 +66,32 @@ void WriteReadyFile(const std::string& path, int port, const std::string& out_di
   std::rename(tmp.c_str(), path.c_str());
 }
 
+// What the telemetry samplers need of the registry: who the training processes are.
+std::vector<rankscope::telemetry::Worker> Workers(rd::ProcessRegistry* registry) {
+  std::vector<rankscope::telemetry::Worker> out;
+  for (const auto& p : registry->List()) {
+    out.push_back({p.pid, p.identity.rank, p.identity.local_rank, p.identity.job});
+  }
+  return out;
+}
+
+std::unique_ptr<rankscope::telemetry::TelemetryService> StartTelemetry(const Flags& f, const std::string& host,
+                                                                       rd::ProcessRegistry* registry) {
+  if (f.no_telemetry) return nullptr;
+  rankscope::telemetry::TelemetryService::Options t;
+  t.host = host;
+  t.interval = std::chrono::milliseconds(f.telemetry_interval_ms);
+  t.gpu_interval = std::chrono::milliseconds(f.gpu_interval_ms);
+  t.nvml_library = f.nvml_library;
+  t.ring.retention_ns = int64_t{f.telemetry_retention_s} * 1'000'000'000;
+  t.ring.max_bytes = size_t(f.telemetry_ring_mb) << 20;
+  t.workers = [registry] { return Workers(registry); };
+  auto service = std::make_unique<rankscope::telemetry::TelemetryService>(std::move(t));
+  fmt::print(stderr, "rankscoped: telemetry every {} ms, GPU {}\n", f.telemetry_interval_ms, service->gpu_status());
+  service->Start();
+  return service;
+}
+
 int Run(const Flags& f) {
   // Every thread inherits this mask; the main thread then waits for the signals synchronously.
   sigset_t stop_signals;
@@ -83,6 +118,19 @@ int Run(const Flags& f) {
 
   rd::CaptureManager::Options opts;
   opts.host = Hostname();
+  auto telemetry = StartTelemetry(f, opts.host, &registry);
+  if (telemetry) {
+    // Saved before the manifest: once a capture reads "saved", its telemetry is on disk.
+    opts.on_finished = [t = telemetry.get(), margin_ms = int64_t{f.telemetry_margin_s} * 1000,
+                        host = opts.host](const rd::Capture& c) {
+      const int64_t end_ns = rankscope::telemetry::UnixNowNs();
+      const int64_t start_ns = (c.created_unix_ms - margin_ms) * 1'000'000;
+      const auto path = c.dir / rankscope::telemetry::SidecarFileName(host);
+      if (auto s = t->SaveWindow(path.string(), c.id, c.job, start_ns, end_ns); !s.ok()) {
+        fmt::print(stderr, "rankscoped: capture {}: telemetry not saved: {}\n", c.id, s.message());
+      }
+    };
+  }
   opts.default_kineto_roundup = f.kineto_roundup;
   opts.auto_cooldown = std::chrono::seconds(f.auto_cooldown_s);
   opts.kineto_staging = f.kineto_staging;
@@ -111,6 +159,7 @@ int Run(const Flags& f) {
     rd::KinetoEndpoint* k = kineto.get();
     info.kineto_polls = [k] { return k->polls(); };
   }
+  info.telemetry = telemetry.get();
   rd::HttpApi api(info, &registry, &captures, &*out, *token);
   if (auto s = api.Start(f.bind, f.port); !s.ok()) return fail(s);
 
@@ -122,6 +171,7 @@ int Run(const Flags& f) {
   sigwait(&stop_signals, &sig);
   fmt::print(stderr, "rankscoped: stopping on signal {}\n", sig);
   api.Stop();
+  if (telemetry) telemetry->Stop();
   return 0;
 }
 
@@ -132,6 +182,7 @@ int main(int argc, char** argv) {
   Flags f;
   if (const char* env = std::getenv("RANKSCOPE_OUT_DIR")) f.out_dir = env;
   if (const char* env = std::getenv("RANKSCOPE_SOCKET")) f.socket = env;
+  if (const char* env = std::getenv("RANKSCOPE_NVML_LIBRARY")) f.nvml_library = env;
   app.set_version_flag("--version", "rankscoped 0.1.0");
   app.add_option("--out-dir", f.out_dir, "The only directory traces and snapshots are written to")->capture_default_str();
   app.add_option("--disk-budget-mb", f.disk_budget_mb, "Evict the oldest captures above this (0: no limit)")->capture_default_str();
@@ -146,6 +197,18 @@ int main(int argc, char** argv) {
   app.add_option("--kineto-roundup", f.kineto_roundup, "Default iteration round-up for Kineto clients")->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--auto-cooldown-s", f.auto_cooldown_s, "At most one auto-triggered trace per job in this time")->capture_default_str();
   app.add_option("--ready-file", f.ready_file, "Write {port, pid, out_dir} here once serving");
+  app.add_flag("--no-telemetry", f.no_telemetry, "Do not sample node telemetry (no /metrics, no telemetry beside traces)");
+  app.add_option("--telemetry-interval-ms", f.telemetry_interval_ms, "Sampling interval of the /proc and /sys sources")
+      ->capture_default_str()->check(CLI::Range(10, 60000));
+  app.add_option("--gpu-interval-ms", f.gpu_interval_ms, "Sampling interval of the GPUs (NVML)")
+      ->capture_default_str()->check(CLI::Range(100, 60000));
+  app.add_option("--telemetry-retention-s", f.telemetry_retention_s, "Keep this much telemetry history in memory")
+      ->capture_default_str()->check(CLI::Range(1, 86400));
+  app.add_option("--telemetry-ring-mb", f.telemetry_ring_mb, "Memory cap of that history (oldest samples go first)")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  app.add_option("--telemetry-margin-s", f.telemetry_margin_s, "Telemetry saved with a capture starts this long before it")
+      ->capture_default_str()->check(CLI::Range(0, 600));
+  app.add_option("--nvml-library", f.nvml_library, "NVML to load (env RANKSCOPE_NVML_LIBRARY)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   return Run(f);
 }

@@ -1,0 +1,194 @@
+#include "rankscope/analysis/telemetry_join.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace rankscope::analysis {
+namespace {
+
+using telemetry::Figure;
+using telemetry::FigureInput;
+using telemetry::NodeFigures;
+
+// The gap before the first sample of a series is unknown: take its next gap.
+int64_t FirstGap(const std::vector<telemetry::Sample>& s) {
+  return s.size() > 1 ? s[1].unix_ns - s[0].unix_ns : 0;
+}
+
+double Share(const Figure& part, const Figure& whole) {
+  return part && whole && *whole > 0 ? *part / *whole : 0.0;
+}
+
+std::string Percent(double v) { return fmt::format("{:.0f}%", v * 100); }
+
+std::string Bytes(double b) {
+  if (b >= double(1ull << 30)) return fmt::format("{:.1f} GiB", b / double(1ull << 30));
+  if (b >= double(1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
+  return fmt::format("{:.0f} KiB", b / 1024.0);
+}
+
+// CPU of all DataLoader workers (descendants) and of the rank processes, in cores.
+std::pair<double, double> LoaderAndRankCores(const NodeFigures& f) {
+  double loader = 0, ranks = 0;
+  for (const auto& p : f.processes) {
+    loader += p.children_cpu_cores.value_or(0);
+    ranks += p.cpu_cores.value_or(0);
+  }
+  return {loader, ranks};
+}
+
+void CpuFindings(const NodeWindowTelemetry& n, const TelemetryThresholds& t, std::vector<TelemetryFinding>* out) {
+  const NodeFigures& m = n.mean;
+  if (!m.cpu_busy) return;
+  const double busy = *m.cpu_busy, cores = m.cpu_count.value_or(0);
+  const auto [loader, ranks] = LoaderAndRankCores(m);
+  double gpu_util = 0;
+  for (const auto& g : m.gpus) gpu_util += g.util.value_or(0) / static_cast<double>(m.gpus.size());
+  const bool have_gpu = !m.gpus.empty() && std::any_of(m.gpus.begin(), m.gpus.end(), [](const auto& g) { return g.util.has_value(); });
+  const bool saturated = busy >= t.cpu_saturated;
+  const double busy_cores = busy * cores;
+  const bool loader_heavy = busy_cores > 0 && loader / busy_cores >= t.loader_share;
+  const std::string cpu_text = fmt::format("host CPU {} busy on {:.0f} cores (user {}, system {})", Percent(busy), cores,
+                                           Percent(m.cpu_user.value_or(0)), Percent(m.cpu_system.value_or(0)));
+  const std::string loader_text = fmt::format("DataLoader worker processes of the ranks used {:.2f} cores, the rank "
+                                              "processes themselves {:.2f}", loader, ranks);
+  if (have_gpu && gpu_util < t.gpu_idle && saturated) {
+    out->push_back({"input_pipeline_bound", n.host,
+                    fmt::format("GPU mostly idle ({} utilization) while the host CPU is saturated ({}): input-pipeline bound",
+                                Percent(gpu_util), Percent(busy)),
+                    cpu_text + "; " + loader_text,
+                    "Profile the DataLoader (enumerate(DataLoader) in the trace); cache or pre-decode the data, move "
+                    "augmentation to the GPU, or give the node more CPU per GPU. More workers only help if cores are idle.",
+                    1.0 - gpu_util});
+  } else if (saturated) {
+    out->push_back({loader_heavy ? "input_pipeline_cpu_bound" : "host_cpu_saturated", n.host,
+                    loader_heavy ? fmt::format("host CPU saturated ({}), {} of it in DataLoader workers: input-pipeline bound",
+                                               Percent(busy), Percent(loader / busy_cores))
+                                 : fmt::format("host CPU saturated ({}) during the traced window", Percent(busy)),
+                    cpu_text + "; " + loader_text,
+                    loader_heavy ? "Make data loading cheaper (cache, pre-decode, lighter augmentation) or run it "
+                                   "elsewhere; the training steps wait for batches."
+                                 : "Find what else runs on the node (rankscope top, the ranks' CPU above); CPU-side "
+                                   "work of the ranks (Python, launches) competes for the same cores.",
+                    busy});
+  } else if (have_gpu && gpu_util < t.gpu_idle) {
+    out->push_back({"gpu_mostly_idle", n.host,
+                    fmt::format("GPUs mostly idle ({} utilization) and the host CPU is not saturated ({})",
+                                Percent(gpu_util), Percent(busy)),
+                    cpu_text,
+                    "The ranks wait on something else: communication, I/O, synchronization or a slow peer; see the "
+                    "trace's idle breakdown and collective waits.",
+                    1.0 - gpu_util});
+  }
+  if (m.cpu_steal && *m.cpu_steal >= t.steal) {
+    out->push_back({"cpu_steal", n.host, fmt::format("the hypervisor took {} of the CPU time (steal)", Percent(*m.cpu_steal)),
+                    cpu_text, "Noisy neighbours or an oversubscribed VM host; ask for dedicated cores.", *m.cpu_steal});
+  }
+  if (m.cpu_iowait && *m.cpu_iowait >= t.iowait) {
+    out->push_back({"io_wait", n.host, fmt::format("CPUs waited on disk I/O {} of the time", Percent(*m.cpu_iowait)),
+                    fmt::format("disk read {}/s, write {}/s", Bytes(m.disk_read.value_or(0)), Bytes(m.disk_write.value_or(0))),
+                    "Data or checkpoints on a slow disk: stage the data set on local NVMe or in page cache.", *m.cpu_iowait});
+  }
+}
+
+void MemoryFindings(const NodeWindowTelemetry& n, const TelemetryThresholds& t, std::vector<TelemetryFinding>* out) {
+  const NodeFigures& p = n.peak;
+  if (p.mem_used && p.mem_total && Share(p.mem_used, p.mem_total) >= t.memory_full) {
+    out->push_back({"host_memory_full", n.host,
+                    fmt::format("host memory nearly full ({} used at the peak)", Percent(Share(p.mem_used, p.mem_total))),
+                    fmt::format("{} of {} used; swap in use {}", Bytes(*p.mem_used), Bytes(*p.mem_total), Bytes(p.swap_used.value_or(0))),
+                    "Reduce DataLoader workers or prefetch_factor, or the ranks' host memory; the OOM killer is next.",
+                    Share(p.mem_used, p.mem_total)});
+  }
+  for (const auto& g : p.gpus) {
+    const double share = Share(g.mem_used, g.mem_total);
+    if (share >= t.gpu_memory_full) {
+      out->push_back({"gpu_memory_full", n.host, fmt::format("GPU {} memory nearly full ({} at the peak)", g.device, Percent(share)),
+                      fmt::format("{} of {}", Bytes(*g.mem_used), Bytes(*g.mem_total)),
+                      "Allocator retries and fragmentation slow steps down near the limit; check the trace's memory events.",
+                      share});
+    }
+  }
+}
+
+}  // namespace
+
+WindowStat SeriesOverWindow(const std::vector<telemetry::Sample>& samples, int64_t start_ns, int64_t end_ns) {
+  WindowStat w;
+  if (end_ns <= start_ns || samples.empty()) return w;
+  double weighted = 0, covered = 0;
+  bool any = false;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const int64_t to = samples[i].unix_ns;
+    const int64_t from = i > 0 ? samples[i - 1].unix_ns : to - FirstGap(samples);
+    const int64_t overlap = std::min(to, end_ns) - std::max(from, start_ns);
+    // An instantaneous sample (no known interval) inside the window still counts, minimally.
+    const bool inside = overlap > 0 || (from == to && to >= start_ns && to <= end_ns);
+    if (!inside) continue;
+    const double weight = std::max<double>(static_cast<double>(overlap), 1.0);
+    weighted += samples[i].value * weight;
+    covered += weight;
+    w.peak = any ? std::max(w.peak, samples[i].value) : samples[i].value;
+    any = true;
+    ++w.samples;
+  }
+  if (covered > 0) w.mean = weighted / covered;
+  w.coverage = std::min(1.0, covered / static_cast<double>(end_ns - start_ns));
+  return w;
+}
+
+NodeWindowTelemetry SummarizeWindow(const telemetry::TelemetryTable& table, int64_t start_ns, int64_t end_ns) {
+  NodeWindowTelemetry n;
+  n.host = table.header.host;
+  n.source = table.path;
+  n.gpu_status = table.header.gpu;
+  n.interval_ms = table.header.interval_ms;
+  n.start_ns = start_ns;
+  n.end_ns = end_ns;
+  n.warnings = table.warnings;
+  std::vector<FigureInput> means, peaks;
+  for (const auto& s : table.series) {
+    const WindowStat w = SeriesOverWindow(s.samples, start_ns, end_ns);
+    if (w.samples == 0) continue;
+    means.push_back({s.key.metric, &s.key.labels, w.mean});
+    peaks.push_back({s.key.metric, &s.key.labels, w.peak});
+    if (s.key.metric == "rankscope_cpu_busy_ratio") n.coverage = w.coverage;
+  }
+  n.mean = telemetry::BuildNodeFigures(means);
+  n.peak = telemetry::BuildNodeFigures(peaks);
+  if (table.header.coverage_start_ns > start_ns && table.header.coverage_start_ns > 0) {
+    n.warnings.push_back("the daemon's telemetry history started after the window began (--telemetry-retention-s, "
+                         "--telemetry-ring-mb)");
+  }
+  if (means.empty()) {
+    n.warnings.push_back(fmt::format("no telemetry sample in the window [{}, {}] (the file covers [{}, {}]): a clock "
+                                     "problem, or telemetry saved for another capture",
+                                     start_ns, end_ns, table.header.window_start_ns, table.header.window_end_ns));
+  }
+  return n;
+}
+
+std::vector<TelemetryFinding> FindTelemetryIssues(const std::vector<NodeWindowTelemetry>& nodes, const TelemetryThresholds& t) {
+  std::vector<TelemetryFinding> out;
+  for (const auto& n : nodes) {
+    if (n.coverage < t.min_coverage) continue;  // too little of the window sampled to judge
+    CpuFindings(n, t, &out);
+    MemoryFindings(n, t, &out);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.severity > b.severity; });
+  return out;
+}
+
+nlohmann::json ToJson(const NodeWindowTelemetry& n) {
+  return {{"host", n.host}, {"source", n.source}, {"gpu_status", n.gpu_status}, {"interval_ms", n.interval_ms},
+          {"start_unix_ns", n.start_ns}, {"end_unix_ns", n.end_ns}, {"coverage", n.coverage},
+          {"mean", telemetry::ToJson(n.mean)}, {"peak", telemetry::ToJson(n.peak)}, {"warnings", n.warnings}};
+}
+
+nlohmann::json ToJson(const TelemetryFinding& f) {
+  return {{"kind", f.kind}, {"host", f.host}, {"summary", f.summary}, {"evidence", f.evidence}, {"next", f.next},
+          {"severity", f.severity}};
+}
+
+}  // namespace rankscope::analysis
