@@ -108,10 +108,15 @@ def test_json_files_that_are_not_traces_are_skipped_with_a_warning(tmp_path, sha
 
 
 def test_installed_command_when_required(run_rankscope):
-    """CI sets RANKSCOPE_REQUIRE_INSTALLED=1 after `pip install .`: the command must be there."""
+    """CI sets RANKSCOPE_REQUIRE_INSTALLED=1 after `pip install .`: the commands must be there."""
     if os.environ.get("RANKSCOPE_REQUIRE_INSTALLED") != "1":
         pytest.skip("not an installed-package run")
     import shutil
     exe = shutil.which("rankscope")
     assert exe, "pip install . did not put rankscope on PATH"
     assert subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip() == "rankscope 0.1.0"
+    assert shutil.which("rankscoped"), "pip install . did not put rankscoped on PATH"
+    # The package imports without torch and finds the installed command.
+    probe = subprocess.run([sys.executable, "-c", "import sys, rankscope; print(rankscope.binary_path()); "
+                            "print('torch' in sys.modules)"], capture_output=True, text=True, cwd="/")
+    assert probe.stdout.split() == [exe, "False"], probe.stderr
