@@ -4,10 +4,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rankscope/analysis/rank_summary.h"
+#include "rankscope/cluster/cluster_diagnosis.h"
 
 namespace rankscope {
 
@@ -29,11 +31,16 @@ struct FileError {
 struct AnalysisReport {
   ReportOptions options;
   std::vector<RankSummary> ranks;  // by rank
+  std::optional<ClusterDiagnosis> cluster;  // cross-rank diagnosis (two or more ranks)
   std::vector<FileError> errors;   // files that could not be read or analysed
   std::vector<std::string> warnings;
 };
 
 nlohmann::json RankSummaryToJson(const RankSummary& r, double flag_share);
 nlohmann::json AnalysisReportToJson(const AnalysisReport& report);
+
+// The report's `cluster` and `findings` sections (cluster_report_json.cc).
+nlohmann::json ClusterToJson(const ClusterDiagnosis& d);
+nlohmann::json FindingsToJson(const ClusterDiagnosis& d);
 
 }  // namespace rankscope

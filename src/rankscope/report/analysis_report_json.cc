@@ -229,10 +229,8 @@ nlohmann::json AnalysisReportToJson(const AnalysisReport& rep) {
       {"job", {{"files", rep.ranks.size() + rep.errors.size()}, {"ranks_analysed", rep.ranks.size()},
                {"world_size", Optional(world)}, {"backend", backend}}},
       {"ranks", ranks},
-      // Filled by cluster diagnosis (issue 4): cross-rank statistics, clock offsets, matched
-      // collectives, slow ranks, and the ranked findings.
-      {"cluster", nullptr},
-      {"findings", json::array()},
+      {"cluster", rep.cluster ? ClusterToJson(*rep.cluster) : json(nullptr)},
+      {"findings", rep.cluster ? FindingsToJson(*rep.cluster) : json::array()},
       {"warnings", rep.warnings},
       {"errors", errors},
   };
