@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "rankscope/analysis/stats.h"
+#include "rankscope/cluster/robust_rule.h"
 
 namespace rankscope {
 namespace {
@@ -24,7 +24,7 @@ InstanceArrival Measure(uint32_t index, std::vector<Arrival>& a) {
   m.last_rank = m.last_gap_ns > 0 ? a.back().rank : kNoRank;
   std::vector<int64_t> times;
   for (const Arrival& x : a) times.push_back(x.t);
-  m.median_ns = Quantile(times, 0.5);
+  m.median_ns = ExactMedian(times);
   return m;
 }
 
@@ -47,6 +47,7 @@ ArrivalAnalysis AnalyzeArrivals(const std::vector<RankSummary>& ranks, const Col
     const InstanceArrival m = Measure(i, a);
     for (const Arrival& x : a) {
       lateness[x.rank].push_back(x.t - m.median_ns);
+      out.ranks[x.rank].late_sum_ns += std::max<int64_t>(0, x.t - m.median_ns);
       ++out.ranks[x.rank].instances;
     }
     if (m.last_rank != kNoRank) {
@@ -56,10 +57,10 @@ ArrivalAnalysis AnalyzeArrivals(const std::vector<RankSummary>& ranks, const Col
     skews.push_back(m.skew_ns);
     out.instances.push_back(m);
   }
-  for (size_t r = 0; r < ranks.size(); ++r) out.ranks[r].lateness_ns = Quantile(lateness[r], 0.5);
+  for (size_t r = 0; r < ranks.size(); ++r) out.ranks[r].lateness_ns = ExactMedian(lateness[r]);
   if (!skews.empty()) {
     out.max_skew_ns = *std::max_element(skews.begin(), skews.end());
-    out.median_skew_ns = Quantile(skews, 0.5);
+    out.median_skew_ns = ExactMedian(skews);
   }
   return out;
 }

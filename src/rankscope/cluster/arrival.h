@@ -8,8 +8,10 @@
 //  - the last arriver is the rank everyone else waited for; it gets a vote when it arrived
 //    strictly after the second-to-last (ties vote for nobody);
 //  - each participant's lateness = its arrival - the median arrival of the instance.
-// Per rank: votes, the median lateness over its instances, and the wait it imposed
-// (sum over the instances it arrived last at of last - second-to-last arrival).
+// Per rank: votes, the median lateness over its instances, the sum of its positive lateness
+// (how much later than the median rank it arrived, added over instances: a rank that is late
+// at a few collectives by a lot and on time at the others has a median of 0 but a large sum),
+// and the wait it imposed (sum over the instances it arrived last at of last - second-to-last).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,7 @@ struct RankArrival {
   uint64_t instances = 0;    // complete instances the rank took part in
   uint64_t last_votes = 0;
   int64_t lateness_ns = 0;   // median over its instances
+  int64_t late_sum_ns = 0;   // sum of max(0, lateness) over its instances
   int64_t imposed_wait_ns = 0;
 };
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "rankscope/analysis/stats.h"
+#include "rankscope/cluster/robust_rule.h"
 
 namespace rankscope {
 namespace {
@@ -83,7 +83,7 @@ class Solver {
     for (size_t i = 0; i < instances_.size(); ++i) {
       v.clear();
       for (const Participant& p : instances_[i]->participants) v.push_back(End(p) - offset_[e_->domain_of[p.rank]]);
-      t_[i] = Quantile(v, 0.5);
+      t_[i] = ExactMedian(v);
     }
   }
 
@@ -94,7 +94,7 @@ class Solver {
       for (const Participant& p : instances_[i]->participants) samples[e_->domain_of[p.rank]].push_back(End(p) - t_[i]);
     }
     std::vector<int64_t> next(offset_.size(), 0);
-    for (size_t d = 0; d < next.size(); ++d) next[d] = Quantile(samples[d], 0.5);
+    for (size_t d = 0; d < next.size(); ++d) next[d] = ExactMedian(samples[d]);
     const int64_t reference = next.empty() ? 0 : next[0];
     for (int64_t& o : next) o -= reference;
     const bool moved = next != offset_;
@@ -112,7 +112,7 @@ class Solver {
     }
     for (size_t d = 0; d < residuals.size(); ++d) {
       e_->domains[d].samples = residuals[d].size();
-      e_->domains[d].spread_ns = Quantile(residuals[d], 0.5);
+      e_->domains[d].spread_ns = ExactMedian(residuals[d]);
     }
   }
 

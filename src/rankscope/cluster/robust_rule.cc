@@ -18,6 +18,16 @@ double Median(std::vector<double>& v) {
 
 }  // namespace
 
+int64_t ExactMedian(std::vector<int64_t>& v) {
+  const size_t n = v.size();
+  if (n == 0) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2 == 1) return *mid;
+  const int64_t below = *std::max_element(v.begin(), mid);
+  return below + (*mid - below) / 2;
+}
+
 RobustStats ComputeRobustStats(std::vector<double> values) {
   RobustStats s;
   s.count = values.size();

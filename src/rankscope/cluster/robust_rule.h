@@ -21,6 +21,11 @@ struct RobustStats {
   size_t count = 0;
 };
 
+// The median of integer times, exactly (the lower middle plus half the gap, rounded down, for
+// an even count): absolute times in ns since 1970 do not survive a trip through a double.
+// Reorders `values`; 0 for an empty vector.
+int64_t ExactMedian(std::vector<int64_t>& values);
+
 // Median (mean of the two middle values for an even count) and MAD of `values`.
 RobustStats ComputeRobustStats(std::vector<double> values);
 

@@ -6,9 +6,10 @@
 namespace rankscope {
 namespace {
 
-bool ArrivesLate(const RankArrival& a, double excess_ns) {
+bool ArrivesLate(const RankArrival& a, const RankMetrics& m, double excess_ns) {
   if (a.instances == 0) return true;  // nothing to check against
-  return static_cast<double>(a.lateness_ns) >= kMinLatenessShare * excess_ns;
+  const double steps = m.steps > 0 ? static_cast<double>(m.steps) : 1.0;
+  return static_cast<double>(a.late_sum_ns) / steps >= kMinLatenessShare * excess_ns;
 }
 
 std::vector<SlowGroup> GroupByHost(const SlowRankAnalysis& s, const std::vector<RankHost>& hosts) {
@@ -52,7 +53,7 @@ SlowRankAnalysis LocateSlowRanks(const std::vector<RankMetrics>& metrics, const 
     const bool outlier = rule.IsHigh(local[r], s.local);
     s.excess_ns.push_back(excess);
     s.outlier.push_back(outlier);
-    s.slow.push_back(outlier && excess >= min_excess_ns && ArrivesLate(arrival.ranks[r], excess));
+    s.slow.push_back(outlier && excess >= min_excess_ns && ArrivesLate(arrival.ranks[r], metrics[r], excess));
   }
   s.groups = GroupByHost(s, hosts);
   return s;

@@ -2,9 +2,10 @@
 //
 // A rank is slow when, by the robust rule, its local time per step (rank_metrics.h: step time
 // minus communication wait) stands out above its peers' by at least the minimum excess, and
-// the collectives confirm it: it arrives late (median lateness at least a quarter of its
-// excess; arrival.h). A rank that does more work but does not arrive late is not what its
-// peers wait for. Without matched collectives the local time alone decides.
+// the collectives confirm it: it arrives late (arrival.h: its positive lateness, added over its
+// collectives and divided by its steps, is at least a quarter of its excess). A rank that does
+// more work but does not arrive late is not what its peers wait for. Without matched
+// collectives the local time alone decides.
 //
 // Ranks are then grouped by host. A host with two or more slow ranks, and slow ranks making up
 // at least half of its ranks, is a slow node (something the ranks share: the CPU, memory,
@@ -23,7 +24,7 @@
 
 namespace rankscope {
 
-// A slow rank must arrive late by at least this share of its local-time excess.
+// A slow rank must arrive late, per step, by at least this share of its local-time excess.
 inline constexpr double kMinLatenessShare = 0.25;
 
 enum class SlowScope : uint8_t { kNode, kRank };
