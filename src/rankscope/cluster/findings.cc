@@ -180,9 +180,12 @@ void Writer::AddArrivalEvidence(const SlowGroup& g, Finding* f) const {
   for (uint32_t r : g.ranks) {
     const RankArrival& a = in_.arrival->ranks[r];
     if (a.instances == 0) continue;
-    f->evidence.push_back(fmt::format("rank {} arrived last at {} of {} matched collectives, median {} after the median "
-                                      "rank; the others waited {} in total for it alone",
-                                      RankNo(r), a.last_votes, a.instances, FormatDuration(static_cast<double>(a.lateness_ns)),
+    const double steps = M(r).steps > 0 ? static_cast<double>(M(r).steps) : 1.0;
+    f->evidence.push_back(fmt::format("rank {} arrives late at its collectives: {}{} after the median rank, added over "
+                                      "{} matched collectives (median {}); last to arrive at {} of them, where the others "
+                                      "waited {} for it alone",
+                                      RankNo(r), FormatDuration(static_cast<double>(a.late_sum_ns) / steps), Per(),
+                                      a.instances, FormatDuration(static_cast<double>(a.lateness_ns)), a.last_votes,
                                       FormatDuration(static_cast<double>(a.imposed_wait_ns))));
   }
 }
