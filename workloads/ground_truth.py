@@ -115,8 +115,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="one sub-directory per scenario is written here")
     p.add_argument("--scenario", action="append", required=True, help="NAME:KIND:RANKS:MS (repeatable)")
-    p.add_argument("--steps", type=int, default=4, help="profiled steps per scenario")
-    p.add_argument("--settle-steps", type=int, default=1, help="unprofiled steps before each scenario")
+    p.add_argument("--steps", type=int, default=5, help="profiled steps per scenario")
+    p.add_argument("--warmup-steps", type=int, default=5,
+                   help="unprofiled steps at the start (the first steps of a job are slower on some ranks)")
+    p.add_argument("--settle-steps", type=int, default=2, help="unprofiled steps before each scenario")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--with-stack", action="store_true")
     args = p.parse_args()
@@ -135,7 +137,8 @@ def main():
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
     batches = Batches(loader, sampler)
-    train_step(ddp, opt, loss_fn, batches)  # DDP's first step builds its buckets
+    for _ in range(args.warmup_steps):  # DDP's first step builds its buckets; caches warm up
+        train_step(ddp, opt, loss_fn, batches)
 
     for scenario in scenarios:
         apply_fault(scenario, rank, dataset, model, args.batch_size)

@@ -35,6 +35,7 @@ RankSummary MakeRank(int64_t rank, int steps = 4, int64_t step_ns = 100 * kMs, i
     st.cpu_phase_ns[static_cast<int>(StepPhase::kForward)] = step_ns / 4;
     st.cpu_phase_ns[static_cast<int>(StepPhase::kBackward)] = step_ns / 4;
     st.cpu_phase_ns[static_cast<int>(StepPhase::kOther)] = step_ns / 2;
+    st.comm_exposed_ns = wait_ns;
     r.steps.push_back(st);
   }
   CollectiveType t;
@@ -311,7 +312,7 @@ TEST(Arrival, SkewVotesLatenessOnTheReferenceClock) {
   const CollectiveMatching m = MatchCollectives(ranks);
   const ClockEstimate clock = EstimateClockOffsets(ranks, NoHosts(ranks), m);
   EXPECT_EQ(clock.domains[1].offset_ns, 10 * kMs);
-  const ArrivalAnalysis a = AnalyzeArrivals(ranks, m, clock);
+  const ArrivalAnalysis a = AnalyzeArrivals(ranks, m, clock, {3.0, 0.10});
   ASSERT_EQ(a.instances.size(), 4u);
   EXPECT_EQ(a.instances[0].skew_ns, 3 * kMs);
   EXPECT_EQ(a.instances[0].first_rank, 0u);
@@ -328,6 +329,10 @@ TEST(Arrival, SkewVotesLatenessOnTheReferenceClock) {
   EXPECT_EQ(a.ranks[0].lateness_ns, -2000);
   EXPECT_EQ(a.ranks[0].late_sum_ns, 0);
   EXPECT_EQ(a.max_skew_ns, 3 * kMs);
+  // Per step (one instance each): rank 2 stands out in steps 10..12; in step 13 rank 3 is as late.
+  EXPECT_EQ(a.ranks[2].arrival_steps, 4u);
+  EXPECT_EQ(a.ranks[2].late_steps, 3u);
+  EXPECT_EQ(a.ranks[0].late_steps, 0u);
 }
 
 // --- per-rank metrics, outliers, what-if ------------------------------------------------------
@@ -335,16 +340,20 @@ TEST(Arrival, SkewVotesLatenessOnTheReferenceClock) {
 TEST(RankMetrics, LocalTimeIsStepMinusExposedCommunication) {
   RankSummary cpu = MakeRank(0, 4, 100 * kMs, 30 * kMs);
   cpu.host_compute_ns = 4 * 50 * kMs;
+  // A one-time stall: step 12 takes 60 ms longer (and waits no longer). Medians ignore it.
+  cpu.steps[2].end_ns += 60 * kMs;
+  cpu.window_end_ns += 60 * kMs;
   const RankMetrics m = ComputeRankMetrics(cpu, true);
   EXPECT_EQ(m.steps, 4u);
   EXPECT_DOUBLE_EQ(m.step_ns, 100 * kMs);
+  EXPECT_DOUBLE_EQ(m.mean_step_ns, 115 * kMs);
   EXPECT_DOUBLE_EQ(m.comm_wait_ns, 30 * kMs);
   EXPECT_DOUBLE_EQ(m.local_ns, 70 * kMs);
   EXPECT_DOUBLE_EQ(m.compute_ns, 50 * kMs);
   EXPECT_DOUBLE_EQ(m.cpu_phase_ns[static_cast<int>(StepPhase::kForward)], 25 * kMs);
   EXPECT_FALSE(m.gpu_utilization.has_value());
   // A GPU trace: exposed communication of the GPU timeline, compute busy, utilization.
-  RankSummary gpu = MakeRank(1, 2, 100 * kMs, 0);
+  RankSummary gpu = MakeRank(1, 2, 100 * kMs, 10 * kMs);
   gpu.has_gpu = true;
   gpu.gpu.exposed_ns[static_cast<int>(ActivityClass::kCommunication)] = 2 * 10 * kMs;
   gpu.gpu.busy_ns[static_cast<int>(ActivityClass::kCompute)] = 2 * 60 * kMs;
@@ -357,7 +366,9 @@ TEST(RankMetrics, LocalTimeIsStepMinusExposedCommunication) {
   RankSummary no_steps = MakeRank(2, 0);
   no_steps.window_end_ns = kT0 + 300 * kMs;
   EXPECT_FALSE(PerStep({cpu, no_steps}));
-  EXPECT_DOUBLE_EQ(ComputeRankMetrics(cpu, false).step_ns, 400 * kMs);
+  const RankMetrics window = ComputeRankMetrics(cpu, false);
+  EXPECT_DOUBLE_EQ(window.step_ns, 460 * kMs);
+  EXPECT_DOUBLE_EQ(window.local_ns, 460 * kMs - 4 * 30 * kMs);  // the collective types' exposed time
 }
 
 TEST(WhatIf, TheNextSlowestRankSetsThePace) {
@@ -441,15 +452,16 @@ TEST(PhaseOutliers, TheSlowPhaseOfTheSlowRank) {
 // --- slow ranks, slow nodes, findings ---------------------------------------------------------
 
 // Six ranks on three hosts, 4 steps of 100 ms; `slow` ranks do `extra` more local work per step
-// and arrive that much later at each step's collective (which ends at the same time for all).
-std::vector<RankSummary> Job(const std::vector<int>& slow, int64_t extra, bool late = true) {
+// and arrive that much later at the collective of the first `late_steps` steps (which ends at the
+// same time for all).
+std::vector<RankSummary> Job(const std::vector<int>& slow, int64_t extra, int late_steps = 4) {
   std::vector<RankSummary> ranks;
   for (int r = 0; r < 6; ++r) {
     const bool s = std::find(slow.begin(), slow.end(), r) != slow.end();
     const int64_t wait = s ? 5 * kMs : 5 * kMs + extra;
     ranks.push_back(MakeRank(r, 4, 100 * kMs, wait, "node" + std::to_string(r / 2)));
     for (int i = 0; i < 4; ++i) {
-      const int64_t arrive = kT0 + i * 100 * kMs + 50 * kMs + (s && late ? extra : 0) + r * 1000;
+      const int64_t arrive = kT0 + i * 100 * kMs + 50 * kMs + (s && i < late_steps ? extra : 0) + r * 1000;
       ranks.back().collectives.push_back(Inst(arrive, kT0 + i * 100 * kMs + 60 * kMs + extra, 10 + i));
     }
     if (s) {
@@ -504,11 +516,20 @@ TEST(SlowRanks, BothRanksOfAHostAreASlowNode) {
 
 TEST(SlowRanks, NoStragglerWithoutLateArrivalOrBelowTheThresholds) {
   // More local work but on time at every collective: not what the others wait for.
-  auto on_time = DiagnoseCluster(Job({1}, 40 * kMs, false), {});
+  auto on_time = DiagnoseCluster(Job({1}, 40 * kMs, 0), {});
   ASSERT_TRUE(on_time.ok());
   EXPECT_TRUE(on_time->slow.outlier[1]);
   EXPECT_FALSE(on_time->slow.slow[1]);
   EXPECT_TRUE(on_time->findings.empty());
+  // Late in one step of four (as after a hiccup): not consistently late, not a straggler.
+  auto once = DiagnoseCluster(Job({1}, 40 * kMs, 1), {});
+  ASSERT_TRUE(once.ok());
+  EXPECT_EQ(once->arrival.ranks[1].late_steps, 1u);
+  EXPECT_FALSE(once->slow.slow[1]);
+  // Late in two of four: consistently enough.
+  auto twice = DiagnoseCluster(Job({1}, 40 * kMs, 2), {});
+  ASSERT_TRUE(twice.ok());
+  EXPECT_TRUE(twice->slow.slow[1]);
   // 1 ms per 100 ms step: below the minimum cost (2 %) and the 10 % margin.
   auto small = DiagnoseCluster(Job({1}, 1 * kMs), {});
   ASSERT_TRUE(small.ok());

@@ -12,6 +12,9 @@
 // (how much later than the median rank it arrived, added over instances: a rank that is late
 // at a few collectives by a lot and on time at the others has a median of 0 but a large sum),
 // and the wait it imposed (sum over the instances it arrived last at of last - second-to-last).
+// Per step, each rank's positive lateness is added over the step's instances and compared with
+// the other ranks' by the robust rule: a rank that is late in most steps is consistently late;
+// a rank that was descheduled once is not.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 
 #include "rankscope/cluster/clock_offsets.h"
 #include "rankscope/cluster/collective_matching.h"
+#include "rankscope/cluster/robust_rule.h"
 
 namespace rankscope {
 
@@ -41,6 +45,8 @@ struct RankArrival {
   int64_t lateness_ns = 0;   // median over its instances
   int64_t late_sum_ns = 0;   // sum of max(0, lateness) over its instances
   int64_t imposed_wait_ns = 0;
+  uint32_t arrival_steps = 0;  // steps with complete instances it took part in
+  uint32_t late_steps = 0;     // ... in which its lateness stands out (robust rule)
 };
 
 struct ArrivalAnalysis {
@@ -51,6 +57,6 @@ struct ArrivalAnalysis {
 };
 
 ArrivalAnalysis AnalyzeArrivals(const std::vector<RankSummary>& ranks, const CollectiveMatching& matching,
-                                const ClockEstimate& clock);
+                                const ClockEstimate& clock, const OutlierRule& rule);
 
 }  // namespace rankscope

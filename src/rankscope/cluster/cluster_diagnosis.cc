@@ -16,9 +16,9 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
 
   d.matching = MatchCollectives(ranks);
   d.clock = EstimateClockOffsets(ranks, d.hosts, d.matching);
-  d.arrival = AnalyzeArrivals(ranks, d.matching, d.clock);
-
   const OutlierRule rule{options.outlier_k, options.outlier_margin};
+  d.arrival = AnalyzeArrivals(ranks, d.matching, d.clock, rule);
+
   d.slow = LocateSlowRanks(d.metrics, d.arrival, d.hosts, rule, d.min_excess_ns);
   d.phases = FindPhaseOutliers(ranks, d.metrics, rule, d.min_excess_ns);
   d.functions = FindFunctionOutliers(ranks, d.metrics, rule, d.min_excess_ns);

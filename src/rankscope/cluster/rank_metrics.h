@@ -11,6 +11,10 @@
 //  - local time = step time - communication wait: the time the rank spends on its own work
 //    (compute, data loading, host overheads, sleeping before a collective, ...). The slowest
 //    local time sets the pace of the job; a rank whose local time stands out is the straggler.
+// With steps, each number is the median over the rank's steps (of the step's duration, of the
+// exposed time of the collectives it launched, of their difference, of each phase): a one-time
+// stall in one step (first-call initialisation, the OS descheduling a process once) does not
+// make a rank look slow. Without steps they are the window's totals.
 #pragma once
 
 #include <array>
@@ -23,13 +27,13 @@ namespace rankscope {
 
 struct RankMetrics {
   uint64_t steps = 0;          // steps in W (0: per-window numbers)
-  double step_ns = 0;          // |W| / steps: mean step time
-  double median_step_ns = 0;   // median of the step durations (|W| without steps)
-  double comm_wait_ns = 0;     // exposed communication per step
-  double local_ns = 0;         // step_ns - comm_wait_ns
-  double compute_ns = 0;       // GPU compute busy per step; CPU-only traces: host compute per step
-  std::array<double, kNumStepPhases> cpu_phase_ns{};  // mean per step
-  std::array<double, kNumStepPhases> gpu_phase_ns{};  // mean per step (GPU traces)
+  double step_ns = 0;          // median step duration (|W| without steps)
+  double mean_step_ns = 0;     // |W| / steps
+  double comm_wait_ns = 0;     // median over steps of the step's exposed communication
+  double local_ns = 0;         // median over steps of duration - exposed communication
+  double compute_ns = 0;       // GPU compute busy per step (mean); CPU-only traces: host compute
+  std::array<double, kNumStepPhases> cpu_phase_ns{};  // median per step
+  std::array<double, kNumStepPhases> gpu_phase_ns{};  // median per step (GPU traces)
   std::optional<double> gpu_utilization;              // busy(all GPU activity) / |W|
 };
 

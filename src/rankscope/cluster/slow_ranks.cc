@@ -9,7 +9,8 @@ namespace {
 bool ArrivesLate(const RankArrival& a, const RankMetrics& m, double excess_ns) {
   if (a.instances == 0) return true;  // nothing to check against
   const double steps = m.steps > 0 ? static_cast<double>(m.steps) : 1.0;
-  return static_cast<double>(a.late_sum_ns) / steps >= kMinLatenessShare * excess_ns;
+  const bool consistently = 2 * a.late_steps >= a.arrival_steps;
+  return consistently && static_cast<double>(a.late_sum_ns) / steps >= kMinLatenessShare * excess_ns;
 }
 
 std::vector<SlowGroup> GroupByHost(const SlowRankAnalysis& s, const std::vector<RankHost>& hosts) {

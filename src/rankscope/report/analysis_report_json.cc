@@ -60,7 +60,8 @@ json StepsJson(const RankSummary& r) {
                      {"communication_ns", s.communication_ns},
                      {"gpu_start_ns", s.gpu_start_ns < 0 ? json(nullptr) : json(s.gpu_start_ns)},
                      {"gpu_end_ns", s.gpu_end_ns < 0 ? json(nullptr) : json(s.gpu_end_ns)},
-                     {"host_compute_ns", s.host_compute_ns}});
+                     {"host_compute_ns", s.host_compute_ns},
+                     {"comm_exposed_ns", s.comm_exposed_ns}});
   }
   return steps;
 }

@@ -328,7 +328,7 @@ std::string RenderRankOverview(const std::vector<RankSummary>& ranks, const Text
                        r.has_gpu ? FormatShare(Share(r.gpu.busy_ns_all, w)) : "-",
                        r.has_gpu ? FormatShare(Share(r.gpu.exposed_ns[0], w)) : "-", FormatShare(Share(comm_exposed, w)),
                        r.has_gpu ? FormatShare(Share(r.gpu.idle_ns, w)) : "-",
-                       worst ? fmt::format("{} {}", FormatShare(Share(worst->bottleneck_ns, w)), CellName(worst->name, 34))
+                       worst ? fmt::format("{} {}", FormatShare(Share(worst->bottleneck_ns, w)), CellName(worst->name, 28))
                              : "-");
   }
   return out;

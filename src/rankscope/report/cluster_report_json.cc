@@ -98,7 +98,7 @@ class ClusterJson {
                      {"clock_offset_ns", d_.clock.offset_of[r]},
                      {"steps", m.steps},
                      {"step_ns", Ns(m.step_ns)},
-                     {"median_step_ns", Ns(m.median_step_ns)},
+                     {"mean_step_ns", Ns(m.mean_step_ns)},
                      {"comm_wait_ns", Ns(m.comm_wait_ns)},
                      {"local_ns", Ns(m.local_ns)},
                      {"local_excess_ns", Ns(d_.slow.excess_ns[r])},
@@ -109,6 +109,9 @@ class ClusterJson {
                      {"collectives", a.instances},
                      {"last_arriver_votes", a.last_votes},
                      {"lateness_ns", a.lateness_ns},
+                     {"late_sum_ns", a.late_sum_ns},
+                     {"arrival_steps", a.arrival_steps},
+                     {"late_steps", a.late_steps},
                      {"imposed_wait_ns", a.imposed_wait_ns},
                      {"outlier", static_cast<bool>(d_.slow.outlier[r])},
                      {"slow", static_cast<bool>(d_.slow.slow[r])}});
