@@ -3,6 +3,7 @@
 // partial instances), clock offsets (exact, robust, unlinked), arrival skew and votes, local
 // time, phase and function outliers, what-if, slow rank / slow node localisation and findings.
 // The end-to-end checks on real and semi-synthetic traces are in tests/python/test_cluster.py.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -431,6 +432,20 @@ TEST(FunctionOutliers, ZerosCappedTablesThreadsAndDeepestPaths) {
   EXPECT_EQ(out[2].name, "extra_kernel");
   EXPECT_EQ(out[2].compared, 4u);  // rank 0 left out: its table was capped
   EXPECT_EQ(out[2].detail, "[1,1,1]|[32,1,1]");
+  // Builtin frames name object addresses, different in every process: masked in the key.
+  std::vector<RankSummary> addr = ranks;
+  for (int r = 0; r < 5; ++r) {
+    FunctionStat f{fmt::format("a.py: main|<built-in method run of Engine object at 0x7f{:x}0>", 1000 + r), "1 (python)",
+                   ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * (r == 2 ? 30 : 10) * kMs};
+    addr[r].python_paths.rows = {f};
+  }
+  const std::vector<FunctionOutlier> masked = FindFunctionOutliers(addr, metrics, {3.0, 0.10}, 2 * kMs);
+  const auto engine = std::find_if(masked.begin(), masked.end(),
+                                   [](const FunctionOutlier& f) { return f.kind == FunctionKind::kPythonPath; });
+  ASSERT_NE(engine, masked.end());
+  EXPECT_EQ(engine->name, "a.py: main|<built-in method run of Engine object at 0x?>");
+  EXPECT_EQ(engine->rank, 2u);
+  EXPECT_EQ(engine->compared, 5u);
   // The minimum excess drops small deviations.
   EXPECT_EQ(FindFunctionOutliers(ranks, metrics, {3.0, 0.10}, 27 * kMs).size(), 1u);
 }

@@ -1,6 +1,7 @@
 #include "rankscope/cluster/function_outliers.h"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <map>
 
@@ -14,6 +15,24 @@ struct Sample {
   double value_ns, calls;
   int64_t per_call_ns;
 };
+
+// Python frames of builtins name the object they are bound to ("<built-in method run_backward
+// of torch._C._EngineBase object at 0x7f09102c7100>"): the address differs between processes,
+// so it is dropped from the key ("at 0x?").
+std::string WithoutAddresses(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (size_t i = 0; i < name.size();) {
+    if (name.substr(i, 2) == "0x" && i + 2 < name.size() && std::isxdigit(static_cast<unsigned char>(name[i + 2]))) {
+      out += "0x?";
+      for (i += 2; i < name.size() && std::isxdigit(static_cast<unsigned char>(name[i])); ++i) {
+      }
+      continue;
+    }
+    out += name[i++];
+  }
+  return out;
+}
 
 struct FunctionKey {
   FunctionKind kind;
@@ -56,7 +75,8 @@ class Collector {
   void AddTable(uint32_t r, FunctionKind kind, const FunctionTable& t, bool keep_detail) {
     complete_[r][static_cast<int>(kind)] = t.omitted_rows == 0;
     for (const FunctionStat& f : t.rows) {
-      std::vector<Sample>& v = samples_[{kind, f.name, keep_detail ? f.detail : ""}];
+      std::string name = kind == FunctionKind::kPythonPath ? WithoutAddresses(f.name) : f.name;
+      std::vector<Sample>& v = samples_[{kind, std::move(name), keep_detail ? f.detail : ""}];
       const double value = static_cast<double>(f.in_window_ns) / Steps(r);
       const double calls = static_cast<double>(f.count) / Steps(r);
       if (!v.empty() && v.back().rank == r) {  // a Python path on a second thread: add them up

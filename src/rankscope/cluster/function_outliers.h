@@ -9,7 +9,8 @@
 // excess over the peer median is at least `min_excess_ns` (a share of the median step time).
 //
 // Keys: kernels by name + grid|block, memory ops / runtime calls / CPU ops by name, Python call
-// paths by path (summed over threads: thread ids differ between processes), collectives by op,
+// paths by path (summed over threads: thread ids differ between processes; object addresses in
+// builtin frames are masked as "0x?" for the same reason), collectives by op,
 // dtype, algorithm, protocol, group size and GPU/CPU. A Python path is not reported when a
 // deeper path of the same rank accounts for 90 % of its excess (the callee is the answer).
 #pragma once
