@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
 
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/report/analysis_report.h"
@@ -603,6 +604,22 @@ TEST(Findings, JsonUsesRankNumbers) {
   EXPECT_EQ(cluster["ranks"][3]["slow"], true);
   EXPECT_EQ(cluster["what_if"]["ranks"], nlohmann::json::array({13}));
   EXPECT_EQ(cluster["collectives"]["instances"][0][10], 10);  // first_rank: rank 10 arrives first
+}
+
+TEST(Findings, StreamedReportIsTheSameDocument) {
+  AnalysisReport report;
+  report.ranks = Job({3}, 40 * kMs);
+  auto d = DiagnoseCluster(report.ranks, {});
+  ASSERT_TRUE(d.ok());
+  report.cluster = std::move(d).value();
+  report.warnings = {"a warning"};
+  std::ostringstream out;
+  WriteAnalysisReportJson(report, out);
+  EXPECT_EQ(nlohmann::json::parse(out.str()), AnalysisReportToJson(report));
+  AnalysisReport empty;
+  std::ostringstream none;
+  WriteAnalysisReportJson(empty, none);
+  EXPECT_EQ(nlohmann::json::parse(none.str()), AnalysisReportToJson(empty));
 }
 
 }  // namespace

@@ -97,13 +97,12 @@ bool UseColor(const std::string& mode) {
 }
 
 int WriteJson(const AnalysisReport& report, const std::string& path) {
-  const std::string text = AnalysisReportToJson(report).dump(1) + "\n";
   if (path == "-") {
-    std::cout << text;
+    WriteAnalysisReportJson(report, std::cout);
     return 0;
   }
   std::ofstream out(path, std::ios::binary);
-  out << text;
+  WriteAnalysisReportJson(report, out);
   out.close();
   if (!out) {
     fmt::print(stderr, "rankscope: error: cannot write {}\n", path);

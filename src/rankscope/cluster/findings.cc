@@ -41,7 +41,7 @@ std::string FunctionLabel(const FunctionOutlier& f) {
     if (const size_t bar = name.rfind('|'); bar != std::string::npos) name = "..." + name.substr(bar);
   }
   if (name.size() > 90) name = name.substr(0, 87) + "...";
-  if (!f.detail.empty() && f.kind != FunctionKind::kPythonPath) name += " [" + f.detail + "]";
+  if (!f.detail.empty() && f.kind != FunctionKind::kPythonPath) name += " " + f.detail;
   return name;
 }
 
@@ -221,10 +221,10 @@ std::string Writer::NextForSlowGroup(const SlowGroup& g, const Finding& f) const
   const bool function_explains = !f.functions.empty() && (!f.phase || f.functions.front().excess_ns >= 0.5 * f.phase->excess_ns);
   if (function_explains) {
     const FunctionOutlier& top = f.functions.front();
-    return fmt::format("find out why {} {} takes {} on {} and {} on its peers ({}; input shapes, clocks or throttling, a "
-                       "different code path); `rankscope analyze --rank {}` shows where it runs",
-                       KindWords(top.kind), FunctionLabel(top), FormatDuration(top.value_ns), who,
-                       FormatDuration(top.median_ns), f.phase ? PhaseWords(f.phase->phase) : "in its step",
+    return fmt::format("find out why {} {} takes {}{} on {} and {} on its peers{} (input shapes, clocks or throttling, "
+                       "a different code path); `rankscope analyze --rank {}` shows where it runs",
+                       KindWords(top.kind), FunctionLabel(top), FormatDuration(top.value_ns), Per(), who,
+                       FormatDuration(top.median_ns), f.phase ? ", in " + PhaseWords(f.phase->phase) : "",
                        RankNo(g.ranks.front()));
   }
   if (f.phase && f.phase->phase == StepPhase::kDataLoading) {

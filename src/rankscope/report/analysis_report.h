@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@ struct AnalysisReport {
 
 nlohmann::json RankSummaryToJson(const RankSummary& r, double flag_share);
 nlohmann::json AnalysisReportToJson(const AnalysisReport& report);
+// The same document, written one rank at a time: memory holds one rank's JSON, not the job's.
+void WriteAnalysisReportJson(const AnalysisReport& report, std::ostream& out);
 
 // The report's `cluster` and `findings` sections (cluster_report_json.cc).
 nlohmann::json ClusterToJson(const ClusterDiagnosis& d);
