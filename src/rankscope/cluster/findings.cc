@@ -125,9 +125,10 @@ Finding Writer::SlowGroupFinding(const SlowGroup& g) const {
   std::vector<double> excess;
   for (uint32_t r : g.ranks) excess.push_back(in_.slow->excess_ns[r]);
   const double typical = ComputeRobustStats(excess).median;
-  const std::string where = f.phase ? fmt::format(", mostly in {} (+{})", PhaseWords(f.phase->phase),
-                                                  FormatDuration(f.phase->excess_ns))
-                                    : "";
+  const std::string where =
+      f.phase ? fmt::format(", {} in {} (+{})", f.phase->excess_ns >= 0.5 * typical ? "mostly" : "partly",
+                            PhaseWords(f.phase->phase), FormatDuration(f.phase->excess_ns))
+              : "";
   if (f.kind == FindingKind::kSlowNode) {
     f.title = fmt::format("host {} is slow: its {} each spend about {} more per {} on their own work than the median "
                           "rank{}; every other rank waits for them",
