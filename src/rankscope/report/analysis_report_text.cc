@@ -317,7 +317,9 @@ std::string RenderRankOverview(const std::vector<RankSummary>& ranks, const Text
     for (const StepSummary& st : r.steps) d.push_back(st.duration_ns());
     const int64_t w = r.window_ns();
     const FunctionStat* worst = nullptr;
-    for (const FunctionTable* t : {&r.kernels, &r.memory_ops, &r.runtime_calls, &r.cpu_ops, &r.python_paths}) {
+    // Python call paths are left out: their roots ("threading.py: _bootstrap") cover the whole
+    // window and would name nothing.
+    for (const FunctionTable* t : {&r.kernels, &r.memory_ops, &r.runtime_calls, &r.cpu_ops}) {
       if (!t->rows.empty() && (!worst || t->rows.front().bottleneck_ns > worst->bottleneck_ns)) worst = &t->rows.front();
     }
     const double comm_exposed = r.has_gpu ? r.gpu.exposed_ns[static_cast<int>(ActivityClass::kCommunication)]
