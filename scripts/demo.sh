@@ -6,7 +6,8 @@
 #   2. start the job with `rankscope run` (zero-code collector), rank 2 does 60 ms of extra
 #      compute per step
 #   3. `rankscope ps`, then `rankscope trace --steps 5 --wait`: 5 aligned steps of every rank
-#   4. show what was captured (see the note at the end about `rankscope analyze`)
+#   4. `rankscope analyze` on the captured directory: the diagnosis names the straggler (rank 2),
+#      where its time goes (forward, the extra matmuls) and what fixing it is worth
 #
 # Usage: scripts/demo.sh [output directory, default out/demo]
 set -euo pipefail
@@ -70,8 +71,7 @@ echo "== 3. capture 5 steps of every rank"
 DIR=$(find "$OUT/traces" -mindepth 2 -maxdepth 2 -type d -name demo)
 
 echo
-echo "== 4. what was captured"
-# TODO(issue 3): `rankscope analyze` is being written in parallel. Once it is merged, replace
-# the next line with:   "$RANKSCOPE" analyze "$DIR"   (or pass --analyze to the trace above).
-"$RANKSCOPE" info "$DIR"
-echo "demo: traces of every rank in $DIR"
+echo "== 4. diagnosis"
+"$RANKSCOPE" analyze "$DIR" --json "$OUT/report.json"
+echo
+echo "demo: traces of every rank in $DIR; the JSON report in $OUT/report.json"

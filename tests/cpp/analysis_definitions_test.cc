@@ -332,6 +332,20 @@ TEST(Definitions, GlooCollectiveFromAnnotation) {
   EXPECT_EQ(t.overlap_ns, 20'000);            // [10,30) under aten::conv2d on the training thread
   EXPECT_DOUBLE_EQ(t.exposed_ns, 20'000);     // [30,50)
   EXPECT_EQ(r.collectives[0].step, 1);
+  EXPECT_EQ(r.steps[0].comm_exposed_ns, 20'000);  // the step launched it: its wait is the step's
+}
+
+// Without record_shapes gloo's spans carry no shapes: still the collectives, of unknown size.
+TEST(Definitions, GlooCollectiveWithoutShapes) {
+  const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 100),
+                                 Slice("user_annotation", "gloo:all_reduce", 10, 40, json::object(), 2),
+                                 Slice("user_annotation", "my_region", 60, 10, json::object(), 2)});
+  ASSERT_EQ(r.collective_types.size(), 1u);
+  EXPECT_EQ(r.collective_types[0].op, "all_reduce");
+  EXPECT_EQ(r.collective_types[0].bytes, -1);
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].bytes, -1);
+  EXPECT_EQ(r.steps[0].comm_exposed_ns, 40'000);  // no CPU op hides it
 }
 
 // Memory: peak allocated/reserved in W, and allocations charged to the innermost CPU op.

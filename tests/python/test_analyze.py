@@ -182,6 +182,13 @@ def test_real_pytorch_run(slow_data_run, run_rankscope):
     # The injected fault: rank 1 spends >= 200 ms per step in data loading, more than any peer.
     assert data_loading[1] >= 200e6
     assert data_loading[1] == max(data_loading.values())
+    # ... and cluster diagnosis names it (tests/python/test_cluster.py tests it in depth).
+    top = report["findings"][0]
+    assert top["kind"] == "slow_rank" and top["ranks"] == [1] and top["phase"]["phase"] == "data_loading"
+    # Steps record the exposed time of the collectives they launched: together, the collectives'.
+    for r in ranks:
+        exposed = sum(t["exposed_ns"] for t in r["communication"]["types"])
+        assert abs(sum(s["comm_exposed_ns"] for s in r["steps"]) - exposed) <= len(r["communication"]["instances"]) + 1
     # Text: an overview for the directory, the full report for one rank.
     overview = run_rankscope("analyze", slow_data_run).stdout
     assert "4 ranks" in overview

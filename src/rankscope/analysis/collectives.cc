@@ -1,6 +1,7 @@
 #include "rankscope/analysis/collectives.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -157,8 +158,12 @@ void Builder::Finish() {
   std::vector<std::vector<Interval>> spans(out_->collective_types.size());
   std::vector<Interval> all_spans;
   const int64_t origin = m_.info.time_origin_ns;
+  std::vector<double> step_exposed(out_->steps.size(), 0.0);
+  std::map<int64_t, size_t> step_index;  // step number -> index into out_->steps (the steps of W)
+  for (size_t s = 0; s < out_->steps.size(); ++s) step_index.emplace(out_->steps[s].number, s);
   for (const Pending& p : pending_) {
     const uint32_t index_in_group = next_in_group[p.group]++;
+    if (auto it = step_index.find(p.step); it != step_index.end()) step_exposed[it->second] += p.exposed_ns;
     CollectiveType& t = out_->collective_types[p.type];
     const int64_t a = std::max(p.start, w_.start), b = std::min(p.end, w_.end);
     if (b > a) {
@@ -193,6 +198,7 @@ void Builder::Finish() {
     t.busy_ns = busy.Length();
     t.overlap_ns = IntersectionLength(busy, t.on_gpu ? in_.timeline->compute : *in_.host_compute);
   }
+  for (size_t s = 0; s < step_exposed.size(); ++s) out_->steps[s].comm_exposed_ns = std::llround(step_exposed[s]);
   const IntervalSet all = IntervalSet::Union(all_spans);
   out_->comm_busy_ns = all.Length();
   out_->comm_host_overlap_ns = IntersectionLength(all, *in_.host_compute);

@@ -43,6 +43,9 @@ struct StepSummary {
   int64_t gpu_start_ns = -1;   // absolute span of that work; -1 when it launched none
   int64_t gpu_end_ns = -1;
   int64_t host_compute_ns = 0;  // union of CPU ops on the training threads within the step
+  // Exposed time of the collectives the step launched (communication that nothing hides: the
+  // time the rank waits for its peers); cluster diagnosis subtracts it from the duration.
+  int64_t comm_exposed_ns = 0;
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

@@ -1,8 +1,10 @@
 // `rankscope analyze <files|dir> [--json FILE] [--rank R] [--steps A:B] [--top N]
-//                    [--comm-pattern REGEX]...`: per-rank analysis and its report.
+//                    [--comm-pattern REGEX]... [--hosts FILE] [--outlier-k K] ...`: per-rank
+// analysis, cluster diagnosis across the ranks, and their report.
 //
 // Files are read and analysed in parallel; each worker reduces its trace to a RankSummary and
-// drops the model, so memory holds a few models at a time and one summary per rank.
+// drops the model, so memory holds a few models at a time and one summary per rank. Cluster
+// diagnosis then reads the summaries only.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,10 +14,12 @@
 
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/base/parallel_for.h"
+#include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/cli/commands.h"
 #include "rankscope/ingest/kineto_reader.h"
 #include "rankscope/ingest/trace_set.h"
 #include "rankscope/report/analysis_report_text.h"
+#include "rankscope/report/cluster_report_text.h"
 #include "rankscope/report/progress.h"
 
 namespace rankscope::cli {
@@ -32,7 +36,23 @@ struct AnalyzeOptions {
   double kernel_wait_us = kDefaultKernelWaitThresholdNs / 1000.0;
   std::string color = "auto";
   unsigned threads = DefaultThreadCount();
+  std::string hosts_file;
+  double outlier_k = kDefaultOutlierK;
+  double outlier_margin = kDefaultOutlierMargin;
+  double min_cost_share = kDefaultMinCostShare;
 };
+
+StatusOr<ClusterOptions> BuildClusterOptions(const AnalyzeOptions& opt) {
+  ClusterOptions c;
+  c.outlier_k = opt.outlier_k;
+  c.outlier_margin = opt.outlier_margin;
+  c.min_cost_share = opt.min_cost_share;
+  if (!opt.hosts_file.empty()) {
+    RANKSCOPE_ASSIGN_OR_RETURN(c.hosts, ReadHostMap(opt.hosts_file));
+    c.hosts_source = opt.hosts_file;
+  }
+  return c;
+}
 
 StatusOr<AnalysisOptions> BuildAnalysisOptions(const AnalyzeOptions& opt, const CommPatterns* patterns) {
   AnalysisOptions a;
@@ -77,13 +97,12 @@ bool UseColor(const std::string& mode) {
 }
 
 int WriteJson(const AnalysisReport& report, const std::string& path) {
-  const std::string text = AnalysisReportToJson(report).dump(1) + "\n";
   if (path == "-") {
-    std::cout << text;
+    WriteAnalysisReportJson(report, std::cout);
     return 0;
   }
   std::ofstream out(path, std::ios::binary);
-  out << text;
+  WriteAnalysisReportJson(report, out);
   out.close();
   if (!out) {
     fmt::print(stderr, "rankscope: error: cannot write {}\n", path);
@@ -103,6 +122,8 @@ int RunAnalyze(const AnalyzeOptions& opt) {
   if (!patterns.ok()) return fail(patterns.status());
   auto analysis = BuildAnalysisOptions(opt, &*patterns);
   if (!analysis.ok()) return fail(analysis.status());
+  auto cluster_options = BuildClusterOptions(opt);
+  if (!cluster_options.ok()) return fail(cluster_options.status());
 
   const size_t n = files->size();
   std::vector<std::optional<RankSummary>> summaries(n);
@@ -128,6 +149,12 @@ int RunAnalyze(const AnalyzeOptions& opt) {
   }
   std::sort(report.ranks.begin(), report.ranks.end(),
             [](const RankSummary& a, const RankSummary& b) { return a.rank.rank < b.rank.rank; });
+  // Across every rank, before --rank narrows the per-rank report down to one.
+  if (report.ranks.size() > 1) {
+    auto cluster = DiagnoseCluster(report.ranks, *cluster_options);
+    if (!cluster.ok()) return fail(cluster.status());
+    report.cluster = std::move(cluster).value();
+  }
   if (opt.rank) {
     std::erase_if(report.ranks, [&](const RankSummary& r) { return r.rank.rank != *opt.rank; });
     if (report.ranks.empty()) return fail(InvalidArgument("--rank {}: no trace file is that rank", *opt.rank));
@@ -139,6 +166,7 @@ int RunAnalyze(const AnalyzeOptions& opt) {
     TextOptions text{opt.top, UseColor(opt.color), kFlagShare};
     if (report.ranks.size() > 1) std::cout << RenderRankOverview(report.ranks, text);
     if (report.ranks.size() == 1) std::cout << RenderRankReport(report.ranks.front(), text);
+    if (report.cluster && report.ranks.size() > 1) std::cout << RenderClusterReport(*report.cluster, text);
   }
   for (const std::string& w : report.warnings) fmt::print(stderr, "rankscope: warning: {}\n", w);
   for (const FileError& e : report.errors) fmt::print(stderr, "rankscope: error: {}\n", e.message);
@@ -149,8 +177,9 @@ int RunAnalyze(const AnalyzeOptions& opt) {
 
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<AnalyzeOptions>();
-  CLI::App* cmd = app.add_subcommand("analyze", "Analyse each rank's trace: steps, GPU time, bottleneck functions, "
-                                                "communication, idle time, launch delay, memory");
+  CLI::App* cmd = app.add_subcommand("analyze", "Analyse each rank's trace (steps, GPU time, bottleneck functions, "
+                                                "communication, idle time, launch delay, memory) and diagnose the job: "
+                                                "slow ranks and nodes, abnormal functions, what fixing them is worth");
   cmd->add_option("paths", opt->inputs, "Trace files or directories of them (.json, .json.gz)")->required();
   cmd->add_option("--json", opt->json_path, "Also write the report as JSON to FILE ('-': stdout only)");
   cmd->add_option("--rank", opt->rank, "Report only this rank");
@@ -165,6 +194,16 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--color", opt->color, "auto (on a terminal), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_option("--hosts", opt->hosts_file,
+                  "Rank -> host map, lines \"RANK HOST\" or \"FIRST-LAST HOST\" (default: the traces' host names)");
+  cmd->add_option("--outlier-k", opt->outlier_k, "Abnormal = more than K x 1.4826 MAD above the median (default 3)")
+      ->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--outlier-margin", opt->outlier_margin,
+                  "... and more than this fraction of the median (default 0.10)")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--min-cost-share", opt->min_cost_share,
+                  "Report findings worth at least this fraction of the step time (default 0.02)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--threads", opt->threads, "Files analysed in parallel (default: all cores)")->check(CLI::Range(1u, 1024u));
   cmd->callback([opt, exit_code] { *exit_code = RunAnalyze(*opt); });
 }

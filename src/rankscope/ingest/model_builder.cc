@@ -127,7 +127,9 @@ void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
   }
   if (ev.has(RawEvent::kCollectiveName)) {
     AddCollective(ev, row);
-  } else if (ev.has(RawEvent::kInputNelems) || ev.has(RawEvent::kInputType)) {
+  } else if (ev.has(RawEvent::kInputNelems) || ev.has(RawEvent::kInputType) || ev.name.starts_with("gloo:")) {
+    // gloo's spans are the collectives of a CPU backend even without record_shapes (then the
+    // message size is unknown).
     AddAnnotationCollective(ev, row);
   }
 }

@@ -4,10 +4,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "rankscope/analysis/rank_summary.h"
+#include "rankscope/cluster/cluster_diagnosis.h"
 
 namespace rankscope {
 
@@ -29,11 +32,18 @@ struct FileError {
 struct AnalysisReport {
   ReportOptions options;
   std::vector<RankSummary> ranks;  // by rank
+  std::optional<ClusterDiagnosis> cluster;  // cross-rank diagnosis (two or more ranks)
   std::vector<FileError> errors;   // files that could not be read or analysed
   std::vector<std::string> warnings;
 };
 
 nlohmann::json RankSummaryToJson(const RankSummary& r, double flag_share);
 nlohmann::json AnalysisReportToJson(const AnalysisReport& report);
+// The same document, written one rank at a time: memory holds one rank's JSON, not the job's.
+void WriteAnalysisReportJson(const AnalysisReport& report, std::ostream& out);
+
+// The report's `cluster` and `findings` sections (cluster_report_json.cc).
+nlohmann::json ClusterToJson(const ClusterDiagnosis& d);
+nlohmann::json FindingsToJson(const ClusterDiagnosis& d);
 
 }  // namespace rankscope

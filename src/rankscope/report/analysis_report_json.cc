@@ -1,6 +1,7 @@
 // JSON for `rankscope analyze --json`. Every field is documented in docs/report-schema.md; the
 // schema file docs/report-schema.json is checked against real reports in the tests.
 #include <cmath>
+#include <ostream>
 
 #include "rankscope/report/analysis_report.h"
 
@@ -60,7 +61,8 @@ json StepsJson(const RankSummary& r) {
                      {"communication_ns", s.communication_ns},
                      {"gpu_start_ns", s.gpu_start_ns < 0 ? json(nullptr) : json(s.gpu_start_ns)},
                      {"gpu_end_ns", s.gpu_end_ns < 0 ? json(nullptr) : json(s.gpu_end_ns)},
-                     {"host_compute_ns", s.host_compute_ns}});
+                     {"host_compute_ns", s.host_compute_ns},
+                     {"comm_exposed_ns", s.comm_exposed_ns}});
   }
   return steps;
 }
@@ -208,12 +210,13 @@ nlohmann::json RankSummaryToJson(const RankSummary& r, double flag) {
   };
 }
 
-nlohmann::json AnalysisReportToJson(const AnalysisReport& rep) {
-  json ranks = json::array();
+namespace {
+
+// Everything but "ranks": small whatever the number of ranks.
+json ReportHead(const AnalysisReport& rep) {
   std::optional<int64_t> world;
   std::string backend;
   for (const RankSummary& r : rep.ranks) {
-    ranks.push_back(RankSummaryToJson(r, rep.options.flag_share));
     if (r.world_size) world = r.world_size;
     if (!r.backend.empty()) backend = r.backend;
   }
@@ -228,14 +231,61 @@ nlohmann::json AnalysisReportToJson(const AnalysisReport& rep) {
                    {"flag_share", o.flag_share}}},
       {"job", {{"files", rep.ranks.size() + rep.errors.size()}, {"ranks_analysed", rep.ranks.size()},
                {"world_size", Optional(world)}, {"backend", backend}}},
-      {"ranks", ranks},
-      // Filled by cluster diagnosis (issue 4): cross-rank statistics, clock offsets, matched
-      // collectives, slow ranks, and the ranked findings.
-      {"cluster", nullptr},
-      {"findings", json::array()},
+      {"cluster", rep.cluster ? ClusterToJson(*rep.cluster) : json(nullptr)},
+      {"findings", rep.cluster ? FindingsToJson(*rep.cluster) : json::array()},
       {"warnings", rep.warnings},
       {"errors", errors},
   };
+}
+
+// `text` (a value dumped with indent 1) moved `levels` levels deeper.
+std::string Indented(std::string text, int levels) {
+  const std::string pad(static_cast<size_t>(levels), ' ');
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json AnalysisReportToJson(const AnalysisReport& rep) {
+  json report = ReportHead(rep);
+  json ranks = json::array();
+  for (const RankSummary& r : rep.ranks) ranks.push_back(RankSummaryToJson(r, rep.options.flag_share));
+  report["ranks"] = std::move(ranks);
+  return report;
+}
+
+void WriteAnalysisReportJson(const AnalysisReport& rep, std::ostream& out) {
+  const json head = ReportHead(rep);
+  bool first = true;
+  auto key = [&](const std::string& k) {
+    out << (first ? "{\n " : ",\n ") << json(k).dump() << ": ";
+    first = false;
+  };
+  auto ranks = [&] {
+    key("ranks");
+    out << "[";
+    for (size_t i = 0; i < rep.ranks.size(); ++i) {
+      out << (i ? ",\n  " : "\n  ") << Indented(RankSummaryToJson(rep.ranks[i], rep.options.flag_share).dump(1), 2);
+    }
+    out << (rep.ranks.empty() ? "]" : "\n ]");
+  };
+  bool ranks_done = false;
+  for (const auto& [k, v] : head.items()) {  // keys in order, as AnalysisReportToJson(...).dump() writes them
+    if (!ranks_done && k > "ranks") {
+      ranks();
+      ranks_done = true;
+    }
+    key(k);
+    out << Indented(v.dump(1), 1);
+  }
+  if (!ranks_done) ranks();
+  out << "\n}\n";
 }
 
 }  // namespace rankscope

@@ -317,7 +317,9 @@ std::string RenderRankOverview(const std::vector<RankSummary>& ranks, const Text
     for (const StepSummary& st : r.steps) d.push_back(st.duration_ns());
     const int64_t w = r.window_ns();
     const FunctionStat* worst = nullptr;
-    for (const FunctionTable* t : {&r.kernels, &r.memory_ops, &r.runtime_calls, &r.cpu_ops, &r.python_paths}) {
+    // Python call paths are left out: their roots ("threading.py: _bootstrap") cover the whole
+    // window and would name nothing.
+    for (const FunctionTable* t : {&r.kernels, &r.memory_ops, &r.runtime_calls, &r.cpu_ops}) {
       if (!t->rows.empty() && (!worst || t->rows.front().bottleneck_ns > worst->bottleneck_ns)) worst = &t->rows.front();
     }
     const double comm_exposed = r.has_gpu ? r.gpu.exposed_ns[static_cast<int>(ActivityClass::kCommunication)]
@@ -328,7 +330,7 @@ std::string RenderRankOverview(const std::vector<RankSummary>& ranks, const Text
                        r.has_gpu ? FormatShare(Share(r.gpu.busy_ns_all, w)) : "-",
                        r.has_gpu ? FormatShare(Share(r.gpu.exposed_ns[0], w)) : "-", FormatShare(Share(comm_exposed, w)),
                        r.has_gpu ? FormatShare(Share(r.gpu.idle_ns, w)) : "-",
-                       worst ? fmt::format("{} {}", FormatShare(Share(worst->bottleneck_ns, w)), CellName(worst->name, 34))
+                       worst ? fmt::format("{} {}", FormatShare(Share(worst->bottleneck_ns, w)), CellName(worst->name, 28))
                              : "-");
   }
   return out;

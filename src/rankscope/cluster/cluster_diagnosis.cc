@@ -1,0 +1,37 @@
+#include "rankscope/cluster/cluster_diagnosis.h"
+
+namespace rankscope {
+
+StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks, const ClusterOptions& options) {
+  ClusterDiagnosis d;
+  d.options = options;
+  RANKSCOPE_ASSIGN_OR_RETURN(d.hosts, AssignHosts(ranks, options.hosts));
+  const bool per_step = PerStep(ranks);
+  d.unit = per_step ? "step" : "window";
+  for (const RankSummary& r : ranks) {
+    d.rank_numbers.push_back(r.rank.rank);
+    d.metrics.push_back(ComputeRankMetrics(r, per_step));
+  }
+  d.min_excess_ns = options.min_cost_share * JobStepNs(d.metrics);
+
+  d.matching = MatchCollectives(ranks);
+  d.clock = EstimateClockOffsets(ranks, d.hosts, d.matching);
+  const OutlierRule rule{options.outlier_k, options.outlier_margin};
+  d.arrival = AnalyzeArrivals(ranks, d.matching, d.clock, rule);
+
+  d.slow = LocateSlowRanks(d.metrics, d.arrival, d.hosts, rule, d.min_excess_ns);
+  d.phases = FindPhaseOutliers(ranks, d.metrics, rule, d.min_excess_ns);
+  d.functions = FindFunctionOutliers(ranks, d.metrics, rule, d.min_excess_ns);
+  d.utilization = SummarizeUtilization(d.metrics, rule);
+
+  std::vector<uint32_t> slow;
+  for (uint32_t r = 0; r < ranks.size(); ++r) {
+    if (d.slow.slow[r]) slow.push_back(r);
+  }
+  d.total = WhatIfLikeMedian(d.metrics, slow);
+  d.findings = BuildFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
+                              &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
+  return d;
+}
+
+}  // namespace rankscope

@@ -1,0 +1,44 @@
+// The robust cross-rank outlier rule of DESIGN.md ("Cluster diagnosis"): median and MAD of a
+// metric over ranks, and "abnormal" = more than k·1.4826·MAD and more than a relative margin
+// above (or, for two-sided metrics, away from) the median.
+//
+// Why both conditions: MAD alone flags tiny deviations when the peers agree to the nanosecond
+// (MAD = 0, e.g. identical kernels on identical GPUs); the margin alone flags normal spread on
+// noisy metrics. 1.4826 makes k·1.4826·MAD comparable to k standard deviations for normal data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace rankscope {
+
+inline constexpr double kMadToSigma = 1.4826;
+
+struct RobustStats {
+  double median = 0;
+  double mad = 0;  // median absolute deviation from the median (not scaled)
+  size_t count = 0;
+};
+
+// The median of integer times, exactly (the lower middle plus half the gap, rounded down, for
+// an even count): absolute times in ns since 1970 do not survive a trip through a double.
+// Reorders `values`; 0 for an empty vector.
+int64_t ExactMedian(std::vector<int64_t>& values);
+
+// Median (mean of the two middle values for an even count) and MAD of `values`.
+RobustStats ComputeRobustStats(std::vector<double> values);
+
+struct OutlierRule {
+  double k = 3.0;
+  double margin = 0.10;
+
+  // The smallest excess over the median that counts as abnormal.
+  double Threshold(const RobustStats& s) const;
+  // value - median > Threshold (slower / bigger than the peers).
+  bool IsHigh(double value, const RobustStats& s) const;
+  // value - median < -Threshold (lower than the peers).
+  bool IsLow(double value, const RobustStats& s) const;
+};
+
+}  // namespace rankscope

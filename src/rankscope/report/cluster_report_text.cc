@@ -1,0 +1,216 @@
+#include "rankscope/report/cluster_report_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "rankscope/report/text_format.h"
+
+namespace rankscope {
+namespace {
+
+constexpr size_t kWidth = 100;
+constexpr size_t kAllRanksUpTo = 16;  // larger jobs list the slowest ranks only
+
+std::string D(double ns) { return FormatDuration(ns); }
+
+// Word wrap to `kWidth` columns; words longer than a line (kernel names) are cut across lines.
+std::string Wrap(std::string_view text, const std::string& indent, const std::string& first_indent) {
+  const size_t width = kWidth - indent.size();
+  std::string out, line;
+  bool first = true;
+  auto flush = [&] {
+    out += (first ? first_indent : indent) + line + "\n";
+    first = false;
+    line.clear();
+  };
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    std::string_view word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    while (word.size() > width) {
+      if (!line.empty()) flush();
+      line = std::string(word.substr(0, width));
+      flush();
+      word.remove_prefix(width);
+    }
+    if (!line.empty() && line.size() + 1 + word.size() > width) flush();
+    if (!line.empty()) line += ' ';
+    line += word;
+  }
+  if (!line.empty()) flush();
+  return out;
+}
+
+class Writer {
+ public:
+  Writer(const ClusterDiagnosis& d, const TextOptions& o) : d_(d), o_(o), s_(o.color) {}
+
+  std::string Render() {
+    Header();
+    Findings();
+    Ranks();
+    Collectives();
+    Clock();
+    Functions();
+    Utilization();
+    return out_;
+  }
+
+ private:
+  int64_t Rank(uint32_t i) const { return d_.rank_numbers[i]; }
+  std::string Per() const { return "/" + d_.unit; }
+  void Section(std::string_view title, std::string_view note = "") {
+    out_ += "\n" + s_.Bold(std::string(title));
+    if (!note.empty()) out_ += "  " + s_.Dim(std::string(note));
+    out_ += "\n";
+  }
+
+  void Header() {
+    std::set<std::string> hosts;
+    for (const RankHost& h : d_.hosts) hosts.insert(h.host);
+    const bool named = !d_.hosts.empty() && d_.hosts.front().source != HostSource::kNone;
+    out_ += "\n" + s_.Bold("Cluster diagnosis") + "\n";
+    out_ += Wrap(fmt::format("{} ranks{}; times per {}; abnormal = above the median of the ranks by more than {}x1.4826 "
+                             "MAD and more than {:.0f}%; findings worth at least {:.1f}% of the step ({})",
+                             d_.metrics.size(), named ? fmt::format(" on {} host(s)", hosts.size()) : "", d_.unit,
+                             d_.options.outlier_k, 100 * d_.options.outlier_margin, 100 * d_.options.min_cost_share,
+                             D(d_.min_excess_ns)),
+                 "  ", "  ");
+  }
+
+  void Findings() {
+    if (d_.findings.empty()) {
+      Section("Findings");
+      out_ += Wrap("no rank, node or function stands out from its peers by the rule above", "  ", "  ");
+      return;
+    }
+    Section("Findings", "worth most first; cost = step time saved if fixed");
+    for (size_t i = 0; i < d_.findings.size() && i < o_.top; ++i) Finding(i + 1, d_.findings[i]);
+    if (d_.findings.size() > o_.top) out_ += fmt::format("  ... {} more in the JSON report\n", d_.findings.size() - o_.top);
+    const WhatIf& t = d_.total;
+    if (t.saving_ns > 0) {
+      out_ += "\n" + Wrap(fmt::format("What-if: with every slow rank and node like the median rank, the step would take "
+                                      "{} instead of {} ({:.1f}% less)",
+                                      D(t.estimated_step_ns), D(t.step_ns), 100 * t.saving_ns / t.step_ns),
+                          "  ", "  ");
+    }
+  }
+
+  void Finding(size_t n, const rankscope::Finding& f) {
+    const std::string head = fmt::format("{:>2}. ", n);
+    std::string title = f.title;
+    out_ += Wrap(title, "    ", " " + head.substr(0, 3) + " ");
+    const std::string cost = f.what_if.saving_ns > 0
+                                 ? fmt::format("cost {}{} ({:.1f}% of the step): {} -> {} if fixed", D(f.what_if.saving_ns),
+                                               Per(), 100 * f.what_if.saving_ns / f.what_if.step_ns, D(f.what_if.step_ns),
+                                               D(f.what_if.estimated_step_ns))
+                                 : "cost: none measurable in step time now";
+    out_ += "    " + (f.what_if.saving_ns > 0 ? s_.Red(cost) : s_.Dim(cost)) + "\n";
+    for (const std::string& e : f.evidence) out_ += Wrap(e, "        ", "      - ");
+    out_ += Wrap("next: " + f.next, "      ", "    ");
+  }
+
+  std::vector<uint32_t> RanksToList() const {
+    std::vector<uint32_t> order(d_.metrics.size());
+    std::iota(order.begin(), order.end(), 0u);
+    if (order.size() <= kAllRanksUpTo) return order;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return d_.metrics[a].local_ns > d_.metrics[b].local_ns; });
+    order.resize(std::min(order.size(), std::max<size_t>(o_.top, 1)));
+    return order;
+  }
+
+  void Ranks() {
+    const std::vector<uint32_t> list = RanksToList();
+    Section("Ranks", list.size() < d_.metrics.size()
+                         ? fmt::format("the {} with the longest local time of {}", list.size(), d_.metrics.size())
+                         : "local = step - communication wait; late = median arrival after the median rank");
+    out_ += fmt::format("  {:>5} {:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>10}\n", "rank", "host", "step",
+                        "comm wait", "local", "compute", "late", "last", "clock");
+    for (uint32_t r : list) {
+      const RankMetrics& m = d_.metrics[r];
+      const RankArrival& a = d_.arrival.ranks[r];
+      std::string line = fmt::format("  {:>5} {:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>10}", Rank(r),
+                                     CellName(d_.hosts[r].host, 14), D(m.step_ns), D(m.comm_wait_ns), D(m.local_ns),
+                                     D(m.compute_ns), a.instances ? D(static_cast<double>(a.lateness_ns)) : "-",
+                                     a.instances ? fmt::format("{}/{}", a.last_votes, a.instances) : "-",
+                                     D(static_cast<double>(d_.clock.offset_of[r])));
+      out_ += (d_.slow.slow[r] ? s_.Red(line) : line) + "\n";
+    }
+  }
+
+  void Collectives() {
+    const CollectiveMatching& m = d_.matching;
+    if (m.instances.empty()) return;
+    uint64_t complete = 0;
+    for (const CollectiveGroup& g : m.groups) complete += g.complete;
+    Section("Collectives", "matched across ranks; arrival times aligned to the reference clock");
+    out_ += Wrap(fmt::format("{} instances matched in {} group(s), {} with every member; arrival skew median {}, max {}",
+                             m.instances.size(), m.groups.size(), complete, D(static_cast<double>(d_.arrival.median_skew_ns)),
+                             D(static_cast<double>(d_.arrival.max_skew_ns))),
+                 "  ", "  ");
+    if (m.single > 0) {
+      out_ += Wrap(fmt::format("{} instances were seen on one rank only (their peers' traces do not cover them)", m.single),
+                   "  ", "  ");
+    }
+  }
+
+  void Clock() {
+    if (d_.clock.domains.size() < 2) return;
+    Section("Clock offsets", fmt::format("per host, against {} (estimated from collective end times)",
+                                         d_.clock.domains.front().host));
+    size_t shown = 0;
+    for (const ClockDomain& c : d_.clock.domains) {
+      if (shown++ >= std::max<size_t>(o_.top, 1)) {
+        out_ += fmt::format("  ... {} more hosts in the JSON report\n", d_.clock.domains.size() - o_.top);
+        break;
+      }
+      out_ += fmt::format("  {:<24} {:>12}  {}\n", CellName(c.host, 24),
+                          c.estimated ? D(static_cast<double>(c.offset_ns)) : "unknown",
+                          c.estimated ? fmt::format("spread {} over {} samples", D(static_cast<double>(c.spread_ns)), c.samples)
+                                      : "no collective links it to the reference");
+    }
+  }
+
+  void Functions() {
+    if (d_.functions.empty()) return;
+    Section("Abnormal functions", fmt::format("time{} on a rank vs the median rank", Per()));
+    out_ += fmt::format("  {:<12} {:>5} {:>9} {:>9} {:>9}  {}\n", "kind", "rank", "time", "median", "excess", "function");
+    for (size_t i = 0; i < d_.functions.size() && i < o_.top; ++i) {
+      const FunctionOutlier& f = d_.functions[i];
+      const std::string name = f.kind == FunctionKind::kPythonPath ? CellPath(f.name, 44) : CellName(f.name, 44);
+      out_ += fmt::format("  {:<12} {:>5} {:>9} {:>9} {:>9}  {}\n", FunctionKindName(f.kind), Rank(f.rank), D(f.value_ns),
+                          D(f.median_ns), "+" + D(f.excess_ns), name);
+    }
+  }
+
+  void Utilization() {
+    const UtilizationSummary& u = d_.utilization;
+    if (u.ranks == 0) return;
+    Section("GPU utilization");
+    std::string abnormal;
+    for (const UtilizationOutlier& o : u.outliers) {
+      abnormal += fmt::format("{}rank {} {:.1f}% ({})", abnormal.empty() ? "" : ", ", Rank(o.rank), 100 * o.value,
+                              o.low ? "low" : "high");
+    }
+    out_ += Wrap(fmt::format("min {:.1f}%, median {:.1f}%, max {:.1f}% over {} ranks; abnormal: {}", 100 * u.min,
+                             100 * u.median, 100 * u.max, u.ranks, abnormal.empty() ? "none" : abnormal),
+                 "  ", "  ");
+  }
+
+  const ClusterDiagnosis& d_;
+  const TextOptions& o_;
+  Style s_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string RenderClusterReport(const ClusterDiagnosis& d, const TextOptions& options) {
+  return Writer(d, options).Render();
+}
+
+}  // namespace rankscope

@@ -1,0 +1,15 @@
+// Terminal rendering of cluster diagnosis: the ranked findings with their cost, evidence and
+// next step, then the per-rank comparison, collective matching, clock offsets, abnormal
+// functions and GPU utilization. At most 100 columns wide.
+#pragma once
+
+#include <string>
+
+#include "rankscope/cluster/cluster_diagnosis.h"
+#include "rankscope/report/analysis_report_text.h"
+
+namespace rankscope {
+
+std::string RenderClusterReport(const ClusterDiagnosis& d, const TextOptions& options);
+
+}  // namespace rankscope

@@ -1,0 +1,626 @@
+// Cluster diagnosis, stage by stage, on hand-built per-rank summaries whose answers are known:
+// the robust rule, host maps, collective matching (sequence, step order, gloo buckets, p2p,
+// partial instances), clock offsets (exact, robust, unlinked), arrival skew and votes, local
+// time, phase and function outliers, what-if, slow rank / slow node localisation and findings.
+// The end-to-end checks on real and semi-synthetic traces are in tests/python/test_cluster.py.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "rankscope/cluster/cluster_diagnosis.h"
+#include "rankscope/report/analysis_report.h"
+
+namespace rankscope {
+namespace {
+
+constexpr int64_t kT0 = 1'716'423'322'000'000'000;  // an absolute time (ns since 1970)
+constexpr int64_t kMs = 1'000'000;
+
+// A rank with `steps` steps of `step_ns` from kT0 and `wait_ns` of exposed CPU communication per
+// step (a CPU-only trace: the collective type's exposed time), one all_reduce type.
+RankSummary MakeRank(int64_t rank, int steps = 4, int64_t step_ns = 100 * kMs, int64_t wait_ns = 20 * kMs,
+                     std::string host = "") {
+  RankSummary r;
+  r.rank.rank = rank;
+  r.rank_resolved = true;
+  r.host_name = std::move(host);
+  r.window_start_ns = kT0;
+  r.window_end_ns = kT0 + steps * step_ns;
+  for (int s = 0; s < steps; ++s) {
+    StepSummary st;
+    st.number = 10 + s;
+    st.start_ns = kT0 + s * step_ns;
+    st.end_ns = st.start_ns + step_ns;
+    st.cpu_phase_ns[static_cast<int>(StepPhase::kForward)] = step_ns / 4;
+    st.cpu_phase_ns[static_cast<int>(StepPhase::kBackward)] = step_ns / 4;
+    st.cpu_phase_ns[static_cast<int>(StepPhase::kOther)] = step_ns / 2;
+    st.comm_exposed_ns = wait_ns;
+    r.steps.push_back(st);
+  }
+  CollectiveType t;
+  t.op = "all_reduce";
+  t.dtype = "float";
+  t.group_size = -1;
+  t.on_gpu = false;
+  t.exposed_ns = static_cast<double>(wait_ns * steps);
+  t.busy_ns = wait_ns * steps;
+  r.collective_types.push_back(t);
+  r.process_groups.push_back({"", "", "", -1});
+  return r;
+}
+
+CollectiveInstance Inst(int64_t start, int64_t end, int64_t step = 10, int64_t seq = -1, int64_t bytes = 1024,
+                        uint32_t type = 0, uint32_t group = 0) {
+  CollectiveInstance c;
+  c.start_ns = start;
+  c.end_ns = end;
+  c.step = step;
+  c.seq = seq;
+  c.bytes = bytes;
+  c.type = type;
+  c.group = group;
+  return c;
+}
+
+std::vector<RankHost> NoHosts(const std::vector<RankSummary>& ranks) {
+  auto hosts = AssignHosts(ranks, {});
+  EXPECT_TRUE(hosts.ok());
+  return *hosts;
+}
+
+// --- the robust rule -------------------------------------------------------------------------
+
+TEST(RobustRule, MedianMadAndBothConditions) {
+  const RobustStats s = ComputeRobustStats({10, 11, 12, 13, 100});
+  EXPECT_DOUBLE_EQ(s.median, 12);
+  EXPECT_DOUBLE_EQ(s.mad, 1);  // |deviations| 2,1,0,1,88 -> 1
+  OutlierRule rule{3.0, 0.10};
+  EXPECT_DOUBLE_EQ(rule.Threshold(s), std::max(3 * kMadToSigma * 1, 1.2));
+  EXPECT_TRUE(rule.IsHigh(100, s));
+  EXPECT_FALSE(rule.IsHigh(16, s));  // 4 < 4.45
+  EXPECT_TRUE(rule.IsLow(7, s));
+  // Peers that agree exactly (MAD 0): the margin decides.
+  const RobustStats same = ComputeRobustStats({50, 50, 50, 54, 56});
+  EXPECT_DOUBLE_EQ(same.mad, 0);
+  EXPECT_FALSE(rule.IsHigh(54, same));  // +8 % < 10 %
+  EXPECT_TRUE(rule.IsHigh(56, same));   // +12 %
+  // Even count: mean of the two middle values.
+  EXPECT_DOUBLE_EQ(ComputeRobustStats({1, 2, 3, 10}).median, 2.5);
+  // With two ranks nobody can be told apart from the other.
+  const RobustStats two = ComputeRobustStats({1, 100});
+  EXPECT_FALSE(rule.IsHigh(100, two));
+}
+
+TEST(RobustRule, ExactMedianOfAbsoluteTimes) {
+  std::vector<int64_t> v = {kT0 + 3, kT0 + 1, kT0 + 2, kT0 + 8};
+  EXPECT_EQ(ExactMedian(v), kT0 + 2);  // (kT0+2 + kT0+3) / 2 rounded down, no double in between
+  std::vector<int64_t> odd = {kT0 + 5, kT0 - 7, kT0};
+  EXPECT_EQ(ExactMedian(odd), kT0);
+  std::vector<int64_t> empty;
+  EXPECT_EQ(ExactMedian(empty), 0);
+}
+
+// --- hosts -----------------------------------------------------------------------------------
+
+TEST(HostMap, ParsesRanksRangesAndComments) {
+  auto map = ParseHostMap("# rank host\n0 node-a\n1-2 node-b   # two ranks\n\n3 node-c\n");
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  EXPECT_EQ(map->size(), 4u);
+  EXPECT_EQ(map->at(2), "node-b");
+  EXPECT_FALSE(ParseHostMap("0 a b\n").ok());
+  EXPECT_FALSE(ParseHostMap("x node\n").ok());
+  EXPECT_FALSE(ParseHostMap("3-1 node\n").ok());
+  EXPECT_FALSE(ParseHostMap("# nothing\n").ok());
+  auto conflict = ParseHostMap("0 a\n0 b\n");
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_NE(conflict.status().message().find("already on host a"), std::string::npos);
+}
+
+TEST(HostMap, MapThenTraceThenNone) {
+  std::vector<RankSummary> ranks = {MakeRank(0, 4, 100 * kMs, 0, "vm1"), MakeRank(1)};
+  auto from_traces = AssignHosts(ranks, {});
+  ASSERT_TRUE(from_traces.ok());
+  EXPECT_EQ((*from_traces)[0].host, "vm1");
+  EXPECT_EQ((*from_traces)[0].source, HostSource::kTrace);
+  EXPECT_EQ((*from_traces)[1].host, "rank 1");
+  EXPECT_EQ((*from_traces)[1].source, HostSource::kNone);
+  auto mapped = AssignHosts(ranks, {{0, "x"}, {1, "y"}});
+  ASSERT_TRUE(mapped.ok());
+  EXPECT_EQ((*mapped)[0].host, "x");
+  auto partial = AssignHosts(ranks, {{0, "x"}});
+  ASSERT_FALSE(partial.ok());
+  EXPECT_NE(partial.status().message().find("rank 1"), std::string::npos);
+}
+
+// --- collective matching ---------------------------------------------------------------------
+
+TEST(CollectiveMatching, SequenceNumbersWin) {
+  std::vector<RankSummary> ranks = {MakeRank(0), MakeRank(1)};
+  for (auto& r : ranks) r.process_groups[0] = {"0", "default_pg", "[0, 1]", 2};
+  // Rank 1's trace starts one instance later and lists them in another order: seq pairs them.
+  ranks[0].collectives = {Inst(kT0, kT0 + 5, 10, 7), Inst(kT0 + 10, kT0 + 15, 10, 8), Inst(kT0 + 20, kT0 + 25, 11, 9)};
+  ranks[1].collectives = {Inst(kT0 + 21, kT0 + 25, 11, 9), Inst(kT0 + 11, kT0 + 15, 10, 8)};
+  const CollectiveMatching m = MatchCollectives(ranks);
+  ASSERT_EQ(m.groups.size(), 1u);
+  EXPECT_EQ(m.groups[0].kind, MatchKind::kSequence);
+  EXPECT_EQ(m.groups[0].members, (std::vector<uint32_t>{0, 1}));
+  ASSERT_EQ(m.instances.size(), 2u);
+  EXPECT_EQ(m.instances[0].seq, 8);
+  EXPECT_EQ(m.instances[0].participants[1].instance, 1u);
+  EXPECT_EQ(m.instances[1].seq, 9);
+  EXPECT_TRUE(m.instances[1].complete);
+  EXPECT_EQ(m.single, 1u);  // seq 7: rank 1's trace does not cover it
+}
+
+TEST(CollectiveMatching, StepOrderSurvivesTracesThatStartAtDifferentInstances) {
+  std::vector<RankSummary> ranks = {MakeRank(0), MakeRank(1), MakeRank(2)};
+  // Ranks 0 and 1 recorded a collective launched in step 9 (before the window) that started
+  // late enough to fall inside it; rank 2's started earlier and was left out. Order within the
+  // trace would pair everything after it wrongly; order within the step does not.
+  for (int r = 0; r < 3; ++r) {
+    if (r < 2) ranks[r].collectives.push_back(Inst(kT0 + 9000, kT0 + 9050, 9));
+    for (int step = 10; step < 12; ++step) {
+      for (int k = 0; k < 2; ++k) {
+        const int64_t t = kT0 + step * 1000 + k * 100;
+        ranks[r].collectives.push_back(Inst(t, t + 50, step));
+      }
+    }
+  }
+  const CollectiveMatching m = MatchCollectives(ranks);
+  EXPECT_EQ(m.groups[0].kind, MatchKind::kStepOrder);
+  ASSERT_EQ(m.instances.size(), 5u);
+  const MatchedCollective& partial = m.instances[0];  // step 9: ranks 0 and 1 only
+  EXPECT_EQ(partial.step, 9);
+  EXPECT_EQ(partial.participants.size(), 2u);
+  EXPECT_FALSE(partial.complete);
+  for (size_t i = 1; i < 5; ++i) {
+    const MatchedCollective& c = m.instances[i];
+    ASSERT_TRUE(c.complete);
+    const int64_t start0 = ranks[0].collectives[c.participants[0].instance].start_ns;
+    for (const Participant& p : c.participants) EXPECT_EQ(ranks[p.rank].collectives[p.instance].start_ns, start0);
+  }
+  EXPECT_EQ(m.groups[0].complete, 4u);
+}
+
+TEST(CollectiveMatching, GlooBucketsArePairedBySizeWhenTheirOrderFlips) {
+  std::vector<RankSummary> ranks = {MakeRank(0), MakeRank(1), MakeRank(2)};
+  for (int r = 0; r < 3; ++r) {
+    // Two DDP buckets on two gloo threads: rank 1 starts the small one first.
+    const int64_t big = r == 1 ? kT0 + 20 : kT0, small = r == 1 ? kT0 : kT0 + 20;
+    ranks[r].collectives = {Inst(std::min(big, small), std::min(big, small) + 100, 10, -1, r == 1 ? 20 : 1'000'000),
+                            Inst(std::max(big, small), std::max(big, small) + 100, 10, -1, r == 1 ? 1'000'000 : 20)};
+  }
+  const CollectiveMatching m = MatchCollectives(ranks);
+  ASSERT_EQ(m.instances.size(), 2u);
+  for (const MatchedCollective& c : m.instances) {
+    ASSERT_EQ(c.participants.size(), 3u);
+    const int64_t bytes = ranks[0].collectives[c.participants[0].instance].bytes;
+    for (const Participant& p : c.participants) EXPECT_EQ(ranks[p.rank].collectives[p.instance].bytes, bytes);
+  }
+}
+
+TEST(CollectiveMatching, SendAndRecvAreOneCollectiveAndGroupsAreKeptApart) {
+  std::vector<RankSummary> ranks = {MakeRank(0), MakeRank(1), MakeRank(2), MakeRank(3)};
+  for (auto& r : ranks) {
+    r.collective_types[0].on_gpu = true;
+    r.process_groups = {{"1", "pp", "[0, 1]", 2}, {"2", "pp", "[2, 3]", 2}};
+  }
+  ranks[0].collective_types[0].op = "send";
+  ranks[1].collective_types[0].op = "recv";
+  ranks[2].collective_types[0].op = "send";
+  ranks[3].collective_types[0].op = "recv";
+  for (int r = 0; r < 4; ++r) ranks[r].collectives = {Inst(kT0, kT0 + 10, 10, -1, 64, 0, r < 2 ? 0 : 1)};
+  const CollectiveMatching m = MatchCollectives(ranks);
+  ASSERT_EQ(m.groups.size(), 2u);
+  EXPECT_EQ(m.groups[1].members, (std::vector<uint32_t>{2, 3}));
+  ASSERT_EQ(m.instances.size(), 2u);
+  EXPECT_TRUE(m.instances[0].complete);
+  EXPECT_EQ(m.instances[0].participants[0].rank, 0u);
+  EXPECT_EQ(m.instances[0].participants[1].rank, 1u);
+  EXPECT_EQ(m.instances[1].participants[0].rank, 2u);
+}
+
+TEST(CollectiveMatching, TraceOrderWithoutSteps) {
+  std::vector<RankSummary> ranks = {MakeRank(0), MakeRank(1)};
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 3; ++k) ranks[r].collectives.push_back(Inst(kT0 + k * 100 + r, kT0 + k * 100 + 50, -1));
+  }
+  const CollectiveMatching m = MatchCollectives(ranks);
+  EXPECT_EQ(m.groups[0].kind, MatchKind::kTraceOrder);
+  ASSERT_EQ(m.instances.size(), 3u);
+  EXPECT_EQ(m.instances[2].ordinal, 2u);
+  EXPECT_EQ(ParseRankList("[0, 1, 17]"), (std::vector<int64_t>{0, 1, 17}));
+  EXPECT_TRUE(ParseRankList("").empty());
+}
+
+// --- clock offsets ---------------------------------------------------------------------------
+
+// Ranks 0..5 on three hosts; each collective ends at the same true time everywhere.
+std::vector<RankSummary> ThreeHosts(const std::vector<int64_t>& host_offset, int instances) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 6; ++r) {
+    ranks.push_back(MakeRank(r, 4, 100 * kMs, 20 * kMs, "h" + std::to_string(r / 2)));
+    for (int i = 0; i < instances; ++i) {
+      const int64_t end = kT0 + i * 10 * kMs + 5 * kMs + host_offset[r / 2];
+      ranks.back().collectives.push_back(Inst(end - 1 * kMs - r * 1000, end, 10 + i / 3));
+    }
+  }
+  return ranks;
+}
+
+TEST(ClockOffsets, RecoversHostOffsetsExactly) {
+  const std::vector<int64_t> offsets = {0, 2'500'125, -1'700'001};
+  std::vector<RankSummary> ranks = ThreeHosts(offsets, 9);
+  const CollectiveMatching m = MatchCollectives(ranks);
+  const ClockEstimate e = EstimateClockOffsets(ranks, NoHosts(ranks), m);
+  ASSERT_EQ(e.domains.size(), 3u);
+  EXPECT_EQ(e.domains[0].host, "h0");
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_TRUE(e.domains[d].estimated);
+    EXPECT_EQ(e.domains[d].offset_ns, offsets[d]) << d;
+    EXPECT_EQ(e.domains[d].spread_ns, 0);
+    EXPECT_EQ(e.domains[d].samples, 18u);
+  }
+  EXPECT_EQ(e.offset_of[5], offsets[2]);
+}
+
+TEST(ClockOffsets, RobustToALateEndAndReferenceIsTheLowestRank) {
+  const std::vector<int64_t> offsets = {-300'000, 0, 4'000'000};
+  std::vector<RankSummary> ranks = ThreeHosts(offsets, 9);
+  ranks[3].collectives[4].end_ns += 50 * kMs;  // one end recorded late (a descheduled thread)
+  std::reverse(ranks.begin(), ranks.end());   // summaries in any order
+  const CollectiveMatching m = MatchCollectives(ranks);
+  const ClockEstimate e = EstimateClockOffsets(ranks, NoHosts(ranks), m);
+  ASSERT_EQ(e.domains[0].host, "h0");  // rank 0's host is the reference
+  EXPECT_EQ(e.domains[1].offset_ns, offsets[1] - offsets[0]);
+  EXPECT_EQ(e.domains[2].offset_ns, offsets[2] - offsets[0]);
+}
+
+TEST(ClockOffsets, OneHostAndUnlinkedHosts) {
+  std::vector<RankSummary> same = ThreeHosts({0, 0, 0}, 3);
+  for (auto& r : same) r.host_name = "one";
+  const ClockEstimate one = EstimateClockOffsets(same, NoHosts(same), MatchCollectives(same));
+  ASSERT_EQ(one.domains.size(), 1u);
+  EXPECT_EQ(one.offset_of[4], 0);
+  // Hosts h0 and h1 share collectives (group "[0..3]"); h2 only talks to itself.
+  std::vector<RankSummary> ranks = ThreeHosts({0, 7 * kMs, 9 * kMs}, 3);
+  for (int r = 0; r < 6; ++r) ranks[r].process_groups[0] = {r < 4 ? "a" : "b", "", r < 4 ? "[0, 1, 2, 3]" : "[4, 5]", -1};
+  const ClockEstimate e = EstimateClockOffsets(ranks, NoHosts(ranks), MatchCollectives(ranks));
+  EXPECT_TRUE(e.domains[1].estimated);
+  EXPECT_EQ(e.domains[1].offset_ns, 7 * kMs);
+  EXPECT_FALSE(e.domains[2].estimated);
+  EXPECT_EQ(e.domains[2].offset_ns, 0);
+}
+
+// --- arrival ---------------------------------------------------------------------------------
+
+TEST(Arrival, SkewVotesLatenessOnTheReferenceClock) {
+  // Host h1's clock is 10 ms ahead; rank 2 (on h1) really arrives 3 ms after everyone.
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.push_back(MakeRank(r, 4, 100 * kMs, 20 * kMs, r < 2 ? "h0" : "h1"));
+    const int64_t clock = r < 2 ? 0 : 10 * kMs;
+    for (int i = 0; i < 4; ++i) {
+      const int64_t t = kT0 + i * 10 * kMs;
+      const int64_t arrive = t + (r == 2 ? 3 * kMs : r * 1000);
+      ranks.back().collectives.push_back(Inst(arrive + clock, t + 4 * kMs + clock, 10 + i));
+    }
+  }
+  // Instance 3: ranks 2 and 3 tie for last -> no vote.
+  ranks[3].collectives[3].start_ns = ranks[2].collectives[3].start_ns;
+  const CollectiveMatching m = MatchCollectives(ranks);
+  const ClockEstimate clock = EstimateClockOffsets(ranks, NoHosts(ranks), m);
+  EXPECT_EQ(clock.domains[1].offset_ns, 10 * kMs);
+  const ArrivalAnalysis a = AnalyzeArrivals(ranks, m, clock, {3.0, 0.10});
+  ASSERT_EQ(a.instances.size(), 4u);
+  EXPECT_EQ(a.instances[0].skew_ns, 3 * kMs);
+  EXPECT_EQ(a.instances[0].first_rank, 0u);
+  EXPECT_EQ(a.instances[0].last_rank, 2u);
+  EXPECT_EQ(a.instances[0].last_gap_ns, 3 * kMs - 3000);
+  EXPECT_EQ(a.instances[3].last_rank, kNoRank);
+  EXPECT_EQ(a.ranks[2].last_votes, 3u);
+  EXPECT_EQ(a.ranks[2].imposed_wait_ns, 3 * (3 * kMs - 3000));
+  EXPECT_EQ(a.ranks[2].instances, 4u);
+  // Median arrival of {0, 1 us, 3 ms, 3 us} is 2 us: rank 2 is 3 ms - 2 us late at instances
+  // 0..2; at instance 3 (rank 3 as late as rank 2) the median is (1 us + 3 ms) / 2.
+  EXPECT_EQ(a.ranks[2].lateness_ns, 3 * kMs - 2000);
+  EXPECT_EQ(a.ranks[2].late_sum_ns, 3 * (3 * kMs - 2000) + (3 * kMs - 1000) / 2);
+  EXPECT_EQ(a.ranks[0].lateness_ns, -2000);
+  EXPECT_EQ(a.ranks[0].late_sum_ns, 0);
+  EXPECT_EQ(a.max_skew_ns, 3 * kMs);
+  // Per step (one instance each): rank 2 stands out in steps 10..12; in step 13 rank 3 is as late.
+  EXPECT_EQ(a.ranks[2].arrival_steps, 4u);
+  EXPECT_EQ(a.ranks[2].late_steps, 3u);
+  EXPECT_EQ(a.ranks[0].late_steps, 0u);
+}
+
+// --- per-rank metrics, outliers, what-if ------------------------------------------------------
+
+TEST(RankMetrics, LocalTimeIsStepMinusExposedCommunication) {
+  RankSummary cpu = MakeRank(0, 4, 100 * kMs, 30 * kMs);
+  cpu.host_compute_ns = 4 * 50 * kMs;
+  // A one-time stall: step 12 takes 60 ms longer (and waits no longer). Medians ignore it.
+  cpu.steps[2].end_ns += 60 * kMs;
+  cpu.window_end_ns += 60 * kMs;
+  const RankMetrics m = ComputeRankMetrics(cpu, true);
+  EXPECT_EQ(m.steps, 4u);
+  EXPECT_DOUBLE_EQ(m.step_ns, 100 * kMs);
+  EXPECT_DOUBLE_EQ(m.mean_step_ns, 115 * kMs);
+  EXPECT_DOUBLE_EQ(m.comm_wait_ns, 30 * kMs);
+  EXPECT_DOUBLE_EQ(m.local_ns, 70 * kMs);
+  EXPECT_DOUBLE_EQ(m.compute_ns, 50 * kMs);
+  EXPECT_DOUBLE_EQ(m.cpu_phase_ns[static_cast<int>(StepPhase::kForward)], 25 * kMs);
+  EXPECT_FALSE(m.gpu_utilization.has_value());
+  // A GPU trace: exposed communication of the GPU timeline, compute busy, utilization.
+  RankSummary gpu = MakeRank(1, 2, 100 * kMs, 10 * kMs);
+  gpu.has_gpu = true;
+  gpu.gpu.exposed_ns[static_cast<int>(ActivityClass::kCommunication)] = 2 * 10 * kMs;
+  gpu.gpu.busy_ns[static_cast<int>(ActivityClass::kCompute)] = 2 * 60 * kMs;
+  gpu.gpu.busy_ns_all = 160 * kMs;
+  const RankMetrics g = ComputeRankMetrics(gpu, true);
+  EXPECT_DOUBLE_EQ(g.local_ns, 90 * kMs);
+  EXPECT_DOUBLE_EQ(g.compute_ns, 60 * kMs);
+  EXPECT_DOUBLE_EQ(*g.gpu_utilization, 0.8);
+  // Per window when some rank has no steps.
+  RankSummary no_steps = MakeRank(2, 0);
+  no_steps.window_end_ns = kT0 + 300 * kMs;
+  EXPECT_FALSE(PerStep({cpu, no_steps}));
+  const RankMetrics window = ComputeRankMetrics(cpu, false);
+  EXPECT_DOUBLE_EQ(window.step_ns, 460 * kMs);
+  EXPECT_DOUBLE_EQ(window.local_ns, 460 * kMs - 4 * 30 * kMs);  // the collective types' exposed time
+}
+
+TEST(WhatIf, TheNextSlowestRankSetsThePace) {
+  std::vector<RankMetrics> m(5);
+  const double locals[] = {50, 52, 51, 90, 60};
+  for (int r = 0; r < 5; ++r) {
+    m[r].step_ns = 100;
+    m[r].local_ns = locals[r];
+  }
+  EXPECT_DOUBLE_EQ(JobStepNs(m), 100);
+  EXPECT_DOUBLE_EQ(MedianLocalNs(m), 52);
+  const WhatIf a = WhatIfLikeMedian(m, {3});
+  EXPECT_DOUBLE_EQ(a.saving_ns, 30);  // 90 -> rank 4's 60 sets the pace
+  EXPECT_DOUBLE_EQ(a.estimated_step_ns, 70);
+  EXPECT_DOUBLE_EQ(WhatIfLikeMedian(m, {3, 4}).saving_ns, 38);  // down to the median, 52
+  EXPECT_DOUBLE_EQ(WhatIfLikeMedian(m, {0}).saving_ns, 0);      // not the pace setter
+  EXPECT_DOUBLE_EQ(WhatIfFaster(m, {{3, 10}}).saving_ns, 10);
+  EXPECT_DOUBLE_EQ(WhatIfFaster(m, {{3, 100}}).saving_ns, 30);  // never below the median rank
+  EXPECT_DOUBLE_EQ(WhatIfFaster(m, {}).saving_ns, 0);
+}
+
+TEST(FunctionOutliers, ZerosCappedTablesThreadsAndDeepestPaths) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 5; ++r) {
+    ranks.push_back(MakeRank(r));
+    FunctionStat op{"aten::mm", "", ActivityClass::kNone, 8, 0, 1 * kMs, 0, 0, 4 * 10 * kMs};
+    if (r == 3) op.in_window_ns = 4 * 40 * kMs;
+    ranks[r].cpu_ops.rows.push_back(op);
+    // Python: two threads on rank 1 add up; the deeper path explains the parent.
+    FunctionStat parent{"a.py: main|a.py: step", "1 (python)", ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * 5 * kMs};
+    FunctionStat child{"a.py: main|a.py: step|a.py: sleep", "1 (python)", ActivityClass::kNone, 4, 0, 0, 0, 0, 0};
+    if (r == 1) {
+      parent.in_window_ns = 4 * 30 * kMs;
+      child.in_window_ns = 4 * 24 * kMs;
+      FunctionStat other_thread = child;
+      other_thread.detail = "2 (worker)";
+      other_thread.in_window_ns = 4 * 2 * kMs;
+      ranks[r].python_paths.rows.push_back(other_thread);
+    }
+    ranks[r].python_paths.rows.push_back(parent);
+    if (r == 1) ranks[r].python_paths.rows.push_back(child);
+  }
+  // A kernel only rank 4 runs; rank 0's kernel table was capped (unknown there, not 0).
+  FunctionStat k{"extra_kernel", "[1,1,1]|[32,1,1]", ActivityClass::kCompute, 4, 0, 0, 0, 0, 4 * 8 * kMs};
+  ranks[4].kernels.rows.push_back(k);
+  ranks[0].kernels.omitted_rows = 1;
+  std::vector<RankMetrics> metrics;
+  for (const RankSummary& r : ranks) metrics.push_back(ComputeRankMetrics(r, true));
+  const std::vector<FunctionOutlier> out = FindFunctionOutliers(ranks, metrics, {3.0, 0.10}, 2 * kMs);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].name, "aten::mm");
+  EXPECT_EQ(out[0].rank, 3u);
+  EXPECT_DOUBLE_EQ(out[0].value_ns, 40 * kMs);
+  EXPECT_DOUBLE_EQ(out[0].median_ns, 10 * kMs);
+  EXPECT_DOUBLE_EQ(out[0].excess_ns, 30 * kMs);
+  EXPECT_EQ(out[0].kind, FunctionKind::kCpuOp);
+  EXPECT_EQ(out[1].kind, FunctionKind::kPythonPath);  // the sleep, summed over both threads
+  EXPECT_EQ(out[1].name, "a.py: main|a.py: step|a.py: sleep");
+  EXPECT_DOUBLE_EQ(out[1].value_ns, 26 * kMs);
+  EXPECT_EQ(out[2].name, "extra_kernel");
+  EXPECT_EQ(out[2].compared, 4u);  // rank 0 left out: its table was capped
+  EXPECT_EQ(out[2].detail, "[1,1,1]|[32,1,1]");
+  // Builtin frames name object addresses, different in every process: masked in the key.
+  std::vector<RankSummary> addr = ranks;
+  for (int r = 0; r < 5; ++r) {
+    FunctionStat f{fmt::format("a.py: main|<built-in method run of Engine object at 0x7f{:x}0>", 1000 + r), "1 (python)",
+                   ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * (r == 2 ? 30 : 10) * kMs};
+    addr[r].python_paths.rows = {f};
+  }
+  const std::vector<FunctionOutlier> masked = FindFunctionOutliers(addr, metrics, {3.0, 0.10}, 2 * kMs);
+  const auto engine = std::find_if(masked.begin(), masked.end(),
+                                   [](const FunctionOutlier& f) { return f.kind == FunctionKind::kPythonPath; });
+  ASSERT_NE(engine, masked.end());
+  EXPECT_EQ(engine->name, "a.py: main|<built-in method run of Engine object at 0x?>");
+  EXPECT_EQ(engine->rank, 2u);
+  EXPECT_EQ(engine->compared, 5u);
+  // The minimum excess drops small deviations.
+  EXPECT_EQ(FindFunctionOutliers(ranks, metrics, {3.0, 0.10}, 27 * kMs).size(), 1u);
+}
+
+TEST(PhaseOutliers, TheSlowPhaseOfTheSlowRank) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(MakeRank(r));
+  for (StepSummary& s : ranks[2].steps) s.cpu_phase_ns[static_cast<int>(StepPhase::kDataLoading)] = 60 * kMs;
+  std::vector<RankMetrics> metrics;
+  for (const RankSummary& r : ranks) metrics.push_back(ComputeRankMetrics(r, true));
+  const std::vector<PhaseOutlier> out = FindPhaseOutliers(ranks, metrics, {3.0, 0.10}, 2 * kMs);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].phase, StepPhase::kDataLoading);
+  EXPECT_EQ(out[0].rank, 2u);
+  EXPECT_FALSE(out[0].gpu);
+  EXPECT_DOUBLE_EQ(out[0].excess_ns, 60 * kMs);
+}
+
+// --- slow ranks, slow nodes, findings ---------------------------------------------------------
+
+// Six ranks on three hosts, 4 steps of 100 ms; `slow` ranks do `extra` more local work per step
+// and arrive that much later at the collective of the first `late_steps` steps (which ends at the
+// same time for all).
+std::vector<RankSummary> Job(const std::vector<int>& slow, int64_t extra, int late_steps = 4) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 6; ++r) {
+    const bool s = std::find(slow.begin(), slow.end(), r) != slow.end();
+    const int64_t wait = s ? 5 * kMs : 5 * kMs + extra;
+    ranks.push_back(MakeRank(r, 4, 100 * kMs, wait, "node" + std::to_string(r / 2)));
+    for (int i = 0; i < 4; ++i) {
+      const int64_t arrive = kT0 + i * 100 * kMs + 50 * kMs + (s && i < late_steps ? extra : 0) + r * 1000;
+      ranks.back().collectives.push_back(Inst(arrive, kT0 + i * 100 * kMs + 60 * kMs + extra, 10 + i));
+    }
+    if (s) {
+      for (StepSummary& st : ranks.back().steps) st.cpu_phase_ns[static_cast<int>(StepPhase::kForward)] += extra;
+    }
+  }
+  return ranks;
+}
+
+TEST(SlowRanks, AStragglerItsPhaseAndItsCost) {
+  auto d = DiagnoseCluster(Job({3}, 40 * kMs), {});
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->slow.slow[3]);
+  EXPECT_EQ(std::count(d->slow.slow.begin(), d->slow.slow.end(), true), 1);
+  ASSERT_EQ(d->slow.groups.size(), 1u);
+  EXPECT_EQ(d->slow.groups[0].scope, SlowScope::kRank);  // rank 2 on node1 is fine
+  ASSERT_EQ(d->findings.size(), 1u);
+  const Finding& f = d->findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kSlowRank);
+  EXPECT_EQ(f.ranks, (std::vector<uint32_t>{3}));
+  ASSERT_TRUE(f.phase.has_value());
+  EXPECT_EQ(f.phase->phase, StepPhase::kForward);
+  EXPECT_DOUBLE_EQ(f.what_if.saving_ns, 40 * kMs);
+  EXPECT_DOUBLE_EQ(f.what_if.estimated_step_ns, 60 * kMs);
+  EXPECT_NE(f.title.find("rank 3 is a straggler"), std::string::npos);
+  EXPECT_NE(f.next.find("forward"), std::string::npos);
+  EXPECT_EQ(d->arrival.ranks[3].last_votes, 4u);
+  EXPECT_DOUBLE_EQ(d->total.saving_ns, 40 * kMs);
+  EXPECT_DOUBLE_EQ(d->min_excess_ns, 0.02 * 100 * kMs);
+}
+
+TEST(SlowRanks, BothRanksOfAHostAreASlowNode) {
+  auto d = DiagnoseCluster(Job({4, 5}, 30 * kMs), {});
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->findings.size(), 1u);
+  EXPECT_EQ(d->findings[0].kind, FindingKind::kSlowNode);
+  EXPECT_EQ(d->findings[0].host, "node2");
+  EXPECT_EQ(d->findings[0].ranks, (std::vector<uint32_t>{4, 5}));
+  EXPECT_DOUBLE_EQ(d->findings[0].what_if.saving_ns, 30 * kMs);
+  // A hosts file that splits them turns it into two slow ranks.
+  ClusterOptions split;
+  split.hosts = {{0, "a"}, {1, "a"}, {2, "b"}, {3, "b"}, {4, "b"}, {5, "c"}};
+  auto d2 = DiagnoseCluster(Job({4, 5}, 30 * kMs), split);
+  ASSERT_TRUE(d2.ok());
+  ASSERT_EQ(d2->findings.size(), 2u);
+  EXPECT_EQ(d2->findings[0].kind, FindingKind::kSlowRank);
+  EXPECT_EQ(d2->findings[1].kind, FindingKind::kSlowRank);
+  // Each alone saves nothing: the other still sets the pace.
+  EXPECT_DOUBLE_EQ(d2->findings[0].what_if.saving_ns, 0);
+  EXPECT_DOUBLE_EQ(d2->total.saving_ns, 30 * kMs);
+}
+
+TEST(SlowRanks, NoStragglerWithoutLateArrivalOrBelowTheThresholds) {
+  // More local work but on time at every collective: not what the others wait for.
+  auto on_time = DiagnoseCluster(Job({1}, 40 * kMs, 0), {});
+  ASSERT_TRUE(on_time.ok());
+  EXPECT_TRUE(on_time->slow.outlier[1]);
+  EXPECT_FALSE(on_time->slow.slow[1]);
+  EXPECT_TRUE(on_time->findings.empty());
+  // Late in one step of four (as after a hiccup): not consistently late, not a straggler.
+  auto once = DiagnoseCluster(Job({1}, 40 * kMs, 1), {});
+  ASSERT_TRUE(once.ok());
+  EXPECT_EQ(once->arrival.ranks[1].late_steps, 1u);
+  EXPECT_FALSE(once->slow.slow[1]);
+  // Late in two of four: consistently enough.
+  auto twice = DiagnoseCluster(Job({1}, 40 * kMs, 2), {});
+  ASSERT_TRUE(twice.ok());
+  EXPECT_TRUE(twice->slow.slow[1]);
+  // 1 ms per 100 ms step: below the minimum cost (2 %) and the 10 % margin.
+  auto small = DiagnoseCluster(Job({1}, 1 * kMs), {});
+  ASSERT_TRUE(small.ok());
+  EXPECT_TRUE(small->findings.empty());
+  // A clean job.
+  auto clean = DiagnoseCluster(Job({}, 0), {});
+  ASSERT_TRUE(clean.ok());
+  EXPECT_TRUE(clean->findings.empty());
+  EXPECT_DOUBLE_EQ(clean->total.saving_ns, 0);
+  // Options change the verdict: the straggler's local time is 95 ms against 55 ms (+73 %); an
+  // 80 % margin hides it.
+  ClusterOptions lenient;
+  lenient.outlier_margin = 0.8;
+  auto hidden = DiagnoseCluster(Job({3}, 40 * kMs), lenient);
+  ASSERT_TRUE(hidden.ok());
+  EXPECT_TRUE(hidden->findings.empty());
+}
+
+TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
+  // Rank 0 runs one kernel 4 ms/step slower: not a straggler by the 10 % margin, but it sets
+  // the pace, so fixing the kernel saves 4 ms per step.
+  std::vector<RankSummary> ranks = Job({0}, 4 * kMs);
+  for (int r = 0; r < 6; ++r) {
+    FunctionStat k{"gemm", "[8,1,1]|[128,1,1]", ActivityClass::kCompute, 4, 0, 0, 0, 0, 4 * (r == 0 ? 9 : 5) * kMs};
+    ranks[r].kernels.rows.push_back(k);
+  }
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->slow.slow[0]);
+  ASSERT_EQ(d->findings.size(), 1u);
+  EXPECT_EQ(d->findings[0].kind, FindingKind::kSlowFunction);
+  EXPECT_EQ(d->findings[0].functions[0].name, "gemm");
+  EXPECT_DOUBLE_EQ(d->findings[0].what_if.saving_ns, 4 * kMs);
+  // The same kernel slower on a rank that does not set the pace costs nothing: no finding.
+  for (int r = 0; r < 6; ++r) ranks[r].kernels.rows[0].in_window_ns = 4 * (r == 1 ? 9 : 5) * kMs;
+  auto hidden = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(hidden.ok());
+  EXPECT_TRUE(hidden->findings.empty());
+  ASSERT_FALSE(hidden->functions.empty());  // still listed among the abnormal functions
+  EXPECT_EQ(hidden->functions[0].rank, 1u);
+}
+
+TEST(Findings, JsonUsesRankNumbers) {
+  std::vector<RankSummary> ranks = Job({3}, 40 * kMs);
+  for (int r = 0; r < 6; ++r) ranks[r].rank.rank = 10 + r;  // ranks 10..15
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  const nlohmann::json findings = FindingsToJson(*d);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0]["kind"], "slow_rank");
+  EXPECT_EQ(findings[0]["ranks"], nlohmann::json::array({13}));
+  EXPECT_EQ(findings[0]["cost_ns"], 40 * kMs);
+  EXPECT_EQ(findings[0]["phase"]["phase"], "forward");
+  const nlohmann::json cluster = ClusterToJson(*d);
+  EXPECT_EQ(cluster["ranks"][3]["rank"], 13);
+  EXPECT_EQ(cluster["ranks"][3]["slow"], true);
+  EXPECT_EQ(cluster["what_if"]["ranks"], nlohmann::json::array({13}));
+  EXPECT_EQ(cluster["collectives"]["instances"][0][10], 10);  // first_rank: rank 10 arrives first
+}
+
+TEST(Findings, StreamedReportIsTheSameDocument) {
+  AnalysisReport report;
+  report.ranks = Job({3}, 40 * kMs);
+  auto d = DiagnoseCluster(report.ranks, {});
+  ASSERT_TRUE(d.ok());
+  report.cluster = std::move(d).value();
+  report.warnings = {"a warning"};
+  std::ostringstream out;
+  WriteAnalysisReportJson(report, out);
+  EXPECT_EQ(nlohmann::json::parse(out.str()), AnalysisReportToJson(report));
+  AnalysisReport empty;
+  std::ostringstream none;
+  WriteAnalysisReportJson(empty, none);
+  EXPECT_EQ(nlohmann::json::parse(none.str()), AnalysisReportToJson(empty));
+}
+
+}  // namespace
+}  // namespace rankscope
