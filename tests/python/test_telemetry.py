@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 import uuid
 
+import jsonschema
 import pytest
 
 from capture_helpers import (REPO, Daemon, find_rankscoped, job_env, processes, start_job, stop_job, torchrun,
@@ -157,6 +158,9 @@ class Prometheus:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+REPORT_SCHEMA = json.loads((pathlib.Path(__file__).resolve().parents[2] / "docs" / "report-schema.json").read_text())
 
 
 def test_prometheus_scrapes_values_that_match_proc(rankscoped_bin, run_rankscope, tmp_path, cleanup):
@@ -309,6 +313,17 @@ def test_traced_window_of_an_input_bound_job(rankscoped_bin, run_rankscope, tmp_
 
     text = run_rankscope("telemetry", capture_dir).stdout
     assert "input-pipeline bound" in text and "loader cores" in text, text
+
+    # `rankscope analyze` joins the same telemetry with each rank's window W.
+    analyzed = json.loads(run_rankscope("analyze", capture_dir, "--json", "-").stdout)
+    jsonschema.validate(analyzed, REPORT_SCHEMA)
+    (node,) = analyzed["telemetry"]["nodes"]
+    assert node["coverage"] > 0.99 and node["mean"]["cpu"]["busy"] >= 0.85, node
+    windows = [(r["window"]["start_ns"], r["window"]["end_ns"]) for r in analyzed["ranks"]]
+    assert node["start_unix_ns"] == min(w[0] for w in windows) and node["end_unix_ns"] == max(w[1] for w in windows)
+    assert "input_pipeline_cpu_bound" in [f["kind"] for f in analyzed["telemetry"]["findings"]]
+    analyze_text = run_rankscope("analyze", capture_dir).stdout
+    assert "Node telemetry" in analyze_text and "input-pipeline bound" in analyze_text, analyze_text
 
 
 def test_top(rankscoped_bin, run_rankscope, rankscope_bin, tmp_path, cleanup):

@@ -1,5 +1,9 @@
 #include "rankscope/analysis/telemetry_join.h"
 
+#include <climits>
+#include <cstdlib>
+#include <set>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -178,6 +182,40 @@ std::vector<TelemetryFinding> FindTelemetryIssues(const std::vector<NodeWindowTe
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.severity > b.severity; });
   return out;
+}
+
+std::vector<NodeWindowTelemetry> JoinTelemetry(const std::vector<std::string>& sidecar_paths,
+                                               const std::vector<RankWindow>& ranks,
+                                               std::vector<std::string>* warnings) {
+  std::vector<NodeWindowTelemetry> nodes;
+  for (const std::string& path : sidecar_paths) {
+    auto table = telemetry::ReadSidecar(path);
+    if (!table.ok()) {
+      warnings->push_back(table.status().message());
+      continue;
+    }
+    std::set<int64_t> here;
+    for (const auto& s : table->series) {
+      if (s.key.metric == "rankscope_process_cpu_seconds_total" || s.key.metric == "rankscope_process_resident_bytes") {
+        here.insert(std::atoll(std::string(telemetry::LabelValue(s.key.labels, "rank")).c_str()));
+      }
+    }
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int pass = 0; pass < 2 && lo > hi; ++pass) {  // pass 0: this node's ranks; pass 1: all
+      for (const RankWindow& r : ranks) {
+        if (pass == 0 && here.count(r.rank) == 0) continue;
+        lo = std::min(lo, r.start_ns);
+        hi = std::max(hi, r.end_ns);
+      }
+    }
+    if (lo > hi) {
+      lo = table->header.window_start_ns;
+      hi = table->header.window_end_ns;
+      warnings->push_back(fmt::format("{}: no trace window for this node; using the capture's span", path));
+    }
+    nodes.push_back(SummarizeWindow(*table, lo, hi));
+  }
+  return nodes;
 }
 
 nlohmann::json ToJson(const NodeWindowTelemetry& n) {

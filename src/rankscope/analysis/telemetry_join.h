@@ -43,6 +43,19 @@ struct NodeWindowTelemetry {
 // The per-node and per-rank figures of `table` (one host) during [start_ns, end_ns].
 NodeWindowTelemetry SummarizeWindow(const telemetry::TelemetryTable& table, int64_t start_ns, int64_t end_ns);
 
+// A rank's traced window, absolute ns.
+struct RankWindow {
+  int64_t rank = -1;
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+// Reads each telemetry sidecar and summarises it over its node's window: the union of the
+// windows of the ranks that ran on that node (the sidecar's process series say which), else of
+// every rank, else the capture's span recorded in the file. Unreadable files become warnings.
+std::vector<NodeWindowTelemetry> JoinTelemetry(const std::vector<std::string>& sidecar_paths,
+                                               const std::vector<RankWindow>& ranks,
+                                               std::vector<std::string>* warnings);
+
 struct TelemetryThresholds {
   double cpu_saturated = 0.90;     // node CPU busy share (mean over the window)
   double gpu_idle = 0.30;          // GPU utilization (mean) below this is "mostly idle"

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/base/parallel_for.h"
@@ -21,6 +23,8 @@
 #include "rankscope/report/analysis_report_text.h"
 #include "rankscope/report/cluster_report_text.h"
 #include "rankscope/report/progress.h"
+#include "rankscope/report/telemetry_report_text.h"
+#include "rankscope/telemetry/sidecar.h"
 
 namespace rankscope::cli {
 namespace {
@@ -72,22 +76,31 @@ StatusOr<AnalysisOptions> BuildAnalysisOptions(const AnalyzeOptions& opt, const 
 
 // Reads and analyses every file; summaries[i] or errors[i] is set for each.
 void AnalyzeFiles(const std::vector<std::string>& files, const AnalysisOptions& a, unsigned threads,
-                  std::vector<std::optional<RankSummary>>* summaries, std::vector<std::string>* errors) {
+                  std::vector<std::optional<RankSummary>>* summaries, std::vector<Status>* errors) {
   ProgressLine progress("trace files", files.size(), isatty(STDERR_FILENO) != 0);
   ParallelFor(files.size(), threads, [&](size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
     auto model = ReadKinetoTrace(files[i]);
     const int64_t ingest_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     if (!model.ok()) {
-      (*errors)[i] = model.status().message();
+      (*errors)[i] = model.status();
     } else if (auto summary = AnalyzeRank(*model, a); summary.ok()) {
       summary->ingest_ns = ingest_ns;
       (*summaries)[i] = std::move(summary).value();
     } else {
-      (*errors)[i] = summary.status().message();
+      (*errors)[i] = summary.status();
     }
     progress.ItemDone();  // the model is dropped here, before the next file is read
   });
+}
+
+std::string RenderTelemetrySection(const AnalysisReport& report) {
+  std::string out = "\nNode telemetry  saved by the node daemons beside the traces, over each node's window W\n";
+  for (const auto& node : report.telemetry) out += RenderNodeTelemetry(node);
+  out += report.telemetry_findings.empty()
+             ? "\n  no node was CPU-, memory- or GPU-bound during the window\n"
+             : "\n" + RenderTelemetryFindings(report.telemetry_findings);
+  return out;
 }
 
 bool UseColor(const std::string& mode) {
@@ -111,6 +124,28 @@ int WriteJson(const AnalysisReport& report, const std::string& path) {
   return 0;
 }
 
+// Telemetry the node daemons saved beside the traces (telemetry.<host>.tsv, docs/telemetry.md),
+// joined with the traces on absolute time: each node over the union of its ranks' windows W.
+void AttachTelemetry(const std::vector<std::string>& inputs, AnalysisReport* report) {
+  std::set<std::string> dirs;
+  for (const std::string& input : inputs) {
+    const std::filesystem::path p(input);
+    dirs.insert(std::filesystem::is_directory(p) ? p.string() : p.parent_path().string());
+  }
+  std::vector<std::string> sidecars;
+  for (const std::string& dir : dirs) {
+    for (std::string& path : telemetry::FindSidecars(dir.empty() ? "." : dir)) sidecars.push_back(std::move(path));
+  }
+  if (sidecars.empty()) return;
+  std::vector<analysis::RankWindow> windows;
+  for (const RankSummary& r : report->ranks) {
+    if (r.window_ns() > 0) windows.push_back({r.rank.rank, r.window_start_ns, r.window_end_ns});
+  }
+  report->has_telemetry = true;
+  report->telemetry = analysis::JoinTelemetry(sidecars, windows, &report->warnings);
+  report->telemetry_findings = analysis::FindTelemetryIssues(report->telemetry);
+}
+
 int RunAnalyze(const AnalyzeOptions& opt) {
   auto fail = [](const Status& s) {
     fmt::print(stderr, "rankscope: error: {}\n", s.message());
@@ -127,7 +162,7 @@ int RunAnalyze(const AnalyzeOptions& opt) {
 
   const size_t n = files->size();
   std::vector<std::optional<RankSummary>> summaries(n);
-  std::vector<std::string> errors(n);
+  std::vector<Status> errors(n);
   AnalyzeFiles(*files, *analysis, opt.threads, &summaries, &errors);
 
   AnalysisReport report;
@@ -137,9 +172,14 @@ int RunAnalyze(const AnalyzeOptions& opt) {
     if (summaries[i]) {
       evidence.push_back({summaries[i]->path, summaries[i]->distributed_rank});
       report.ranks.push_back(std::move(*summaries[i]));
+    } else if (errors[i].code() == StatusCode::kNotATrace) {  // e.g. a JSON config beside the traces
+      report.warnings.push_back(errors[i].message() + "; skipped");
     } else {
-      report.errors.push_back({(*files)[i], errors[i]});
+      report.errors.push_back({(*files)[i], errors[i].message()});
     }
+  }
+  if (report.ranks.empty() && report.errors.empty()) {
+    return fail(InvalidArgument("none of the {} file(s) is a trace", n));
   }
   auto ranks = ResolveRanks(evidence, &report.warnings);
   if (!ranks.ok()) return fail(ranks.status());
@@ -155,6 +195,7 @@ int RunAnalyze(const AnalyzeOptions& opt) {
     if (!cluster.ok()) return fail(cluster.status());
     report.cluster = std::move(cluster).value();
   }
+  AttachTelemetry(opt.inputs, &report);
   if (opt.rank) {
     std::erase_if(report.ranks, [&](const RankSummary& r) { return r.rank.rank != *opt.rank; });
     if (report.ranks.empty()) return fail(InvalidArgument("--rank {}: no trace file is that rank", *opt.rank));
@@ -167,6 +208,7 @@ int RunAnalyze(const AnalyzeOptions& opt) {
     if (report.ranks.size() > 1) std::cout << RenderRankOverview(report.ranks, text);
     if (report.ranks.size() == 1) std::cout << RenderRankReport(report.ranks.front(), text);
     if (report.cluster && report.ranks.size() > 1) std::cout << RenderClusterReport(*report.cluster, text);
+    if (report.has_telemetry) std::cout << RenderTelemetrySection(report);
   }
   for (const std::string& w : report.warnings) fmt::print(stderr, "rankscope: warning: {}\n", w);
   for (const FileError& e : report.errors) fmt::print(stderr, "rankscope: error: {}\n", e.message);

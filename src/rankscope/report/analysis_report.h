@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rankscope/analysis/rank_summary.h"
+#include "rankscope/analysis/telemetry_join.h"
 #include "rankscope/cluster/cluster_diagnosis.h"
 
 namespace rankscope {
@@ -33,6 +34,10 @@ struct AnalysisReport {
   ReportOptions options;
   std::vector<RankSummary> ranks;  // by rank
   std::optional<ClusterDiagnosis> cluster;  // cross-rank diagnosis (two or more ranks)
+  // Node telemetry saved beside the traces, over each node's traced window, and what it shows.
+  bool has_telemetry = false;  // a telemetry.<host>.tsv was found
+  std::vector<analysis::NodeWindowTelemetry> telemetry;
+  std::vector<analysis::TelemetryFinding> telemetry_findings;
   std::vector<FileError> errors;   // files that could not be read or analysed
   std::vector<std::string> warnings;
 };

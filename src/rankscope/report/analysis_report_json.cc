@@ -212,6 +212,14 @@ nlohmann::json RankSummaryToJson(const RankSummary& r, double flag) {
 
 namespace {
 
+json TelemetryToJson(const AnalysisReport& rep) {
+  if (!rep.has_telemetry) return nullptr;
+  json nodes = json::array(), findings = json::array();
+  for (const auto& n : rep.telemetry) nodes.push_back(analysis::ToJson(n));
+  for (const auto& f : rep.telemetry_findings) findings.push_back(analysis::ToJson(f));
+  return {{"nodes", nodes}, {"findings", findings}};
+}
+
 // Everything but "ranks": small whatever the number of ranks.
 json ReportHead(const AnalysisReport& rep) {
   std::optional<int64_t> world;
@@ -233,6 +241,7 @@ json ReportHead(const AnalysisReport& rep) {
                {"world_size", Optional(world)}, {"backend", backend}}},
       {"cluster", rep.cluster ? ClusterToJson(*rep.cluster) : json(nullptr)},
       {"findings", rep.cluster ? FindingsToJson(*rep.cluster) : json::array()},
+      {"telemetry", TelemetryToJson(rep)},
       {"warnings", rep.warnings},
       {"errors", errors},
   };

@@ -1,0 +1,65 @@
+#include "rankscope/report/telemetry_report_text.h"
+
+#include <fmt/format.h>
+
+namespace rankscope {
+namespace {
+
+std::string Pct(const telemetry::Figure& f) { return f ? fmt::format("{:.1f}%", *f * 100) : "-"; }
+std::string Cores(const telemetry::Figure& f) { return f ? fmt::format("{:.2f}", *f) : "-"; }
+std::string Bytes(const telemetry::Figure& f) {
+  if (!f) return "-";
+  const double b = *f;
+  if (b >= double(1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
+  if (b >= double(1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
+  return fmt::format("{:.0f} KiB", b / 1024.0);
+}
+std::string Rate(const telemetry::Figure& f) { return f ? fmt::format("{:.2f} MB/s", *f / 1e6) : "-"; }
+
+}  // namespace
+
+std::string RenderNodeTelemetry(const analysis::NodeWindowTelemetry& n) {
+  std::string out;
+  const auto& m = n.mean;
+  const auto& p = n.peak;
+  out += fmt::format("\nnode {}  ({}; interval ms {}; {:.0f}% of the window sampled)\n", n.host, n.source, n.interval_ms, n.coverage * 100);
+  out += fmt::format("  CPU      {} busy of {} cores (user {}, system {}, iowait {}, steal {}); peak {}\n", Pct(m.cpu_busy),
+             m.cpu_count ? fmt::format("{:.0f}", *m.cpu_count) : "-", Pct(m.cpu_user), Pct(m.cpu_system), Pct(m.cpu_iowait),
+             Pct(m.cpu_steal), Pct(p.cpu_busy));
+  out += fmt::format("  memory   {} used of {} (peak {}), swap {}\n", Bytes(m.mem_used), Bytes(m.mem_total), Bytes(p.mem_used),
+             Bytes(m.swap_used));
+  out += fmt::format("  network  rx {} tx {}   disk read {} write {}", Rate(m.net_rx), Rate(m.net_tx), Rate(m.disk_read), Rate(m.disk_write));
+  if (m.ib_rx || m.ib_tx) out += fmt::format("   InfiniBand rx {} tx {}", Rate(m.ib_rx), Rate(m.ib_tx));
+  out += fmt::format("\n");
+  if (m.gpus.empty()) out += fmt::format("  GPU      {}\n", n.gpu_status.empty() ? "no GPU telemetry" : n.gpu_status);
+  for (size_t i = 0; i < m.gpus.size(); ++i) {
+    const auto& g = m.gpus[i];
+    const telemetry::Figure peak_util = i < p.gpus.size() ? p.gpus[i].util : std::nullopt;
+    out += fmt::format("  GPU {:<4} {} util {} (peak {}), memory {} of {}, {:.0f} W, SM {:.0f} MHz, {:.0f} C, PCIe rx {} tx {}, NVLink rx {} tx {}\n",
+               g.device, g.name, Pct(g.util), Pct(peak_util),
+               Bytes(g.mem_used), Bytes(g.mem_total), g.power_w.value_or(0), g.sm_hz.value_or(0) / 1e6, g.temp_c.value_or(0),
+               Rate(g.pcie_rx), Rate(g.pcie_tx), Rate(g.nvlink_rx), Rate(g.nvlink_tx));
+  }
+  if (!m.processes.empty()) {
+    out += fmt::format("  {:>5} {:>8} {:>10} {:>16} {:>11} {:>8}  {}\n", "rank", "pid", "cpu cores", "loader cores", "rss", "threads", "gpu memory");
+    for (const auto& r : m.processes) {
+      std::string gpu;
+      for (const auto& [dev, bytes] : r.gpu_memory) gpu += fmt::format("gpu{} {} ", dev, Bytes(bytes));
+      out += fmt::format("  {:>5} {:>8} {:>10} {:>16} {:>11} {:>8}  {}\n", r.rank, r.pid, Cores(r.cpu_cores),
+                 fmt::format("{} ({:.0f} procs)", Cores(r.children_cpu_cores), r.children.value_or(0)), Bytes(r.rss),
+                 r.threads ? fmt::format("{:.0f}", *r.threads) : "-", gpu.empty() ? "-" : gpu);
+    }
+  }
+  for (const auto& w : n.warnings) out += fmt::format("  warning: {}\n", w);
+  return out;
+}
+
+std::string RenderTelemetryFindings(const std::vector<analysis::TelemetryFinding>& findings) {
+  std::string out;
+  for (const auto& f : findings) {
+    out += fmt::format("  [{}] {}: {}\n      evidence: {}\n      next: {}\n", f.kind, f.host, f.summary, f.evidence, f.next);
+  }
+  return out;
+}
+
+}  // namespace rankscope
