@@ -70,6 +70,12 @@ def test_tracker_trace_every_rank(daemon, run_rankscope, tmp_path, job_cleanup):
     assert len(firsts) == 1, files
     planned = {t["start_step"] for h in outcome["hosts"] for t in h["targets"]}
     assert planned == firsts
+    # ... and the capture analyses: every rank's 3 steps, collectives matched across the ranks.
+    (capture_dir,) = outcome["dirs"]
+    report = json.loads(run_rankscope("analyze", capture_dir, "--json", "-").stdout)
+    assert [r["rank"] for r in report["ranks"]] == list(range(NPROC))
+    assert all(len(r["steps"]) == 3 for r in report["ranks"])
+    assert report["cluster"]["collectives"]["matched"] > 0, report["cluster"]["collectives"]
     # The job keeps training after the trace.
     before = max(p["step"] for p in processes(run_rankscope, daemon.port))
     wait_for(lambda: max(p["step"] for p in processes(run_rankscope, daemon.port)) > before + 5, 30, "more steps")
@@ -87,6 +93,10 @@ def test_zero_code_run(daemon, run_rankscope, rankscope_bin, tmp_path, job_clean
     assert [f["rank"] for f in files] == list(range(NPROC))
     assert len({f["profiler_steps"]["first"] for f in files}) == 1
     assert all(f["profiler_steps"]["count"] == 3 for f in files)
+    # `trace --analyze` waits for the traces, then prints the analysis of every rank.
+    proc = run_rankscope("trace", "--port", daemon.port, "--steps", 3, "--analyze", "--timeout-s", 90, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Ranks" in proc.stdout and "Collectives  matched across ranks" in proc.stdout, proc.stdout
 
 
 def test_kineto_daemon_mode_without_rankscope_code(rankscoped_bin, run_rankscope, tmp_path, job_cleanup):
