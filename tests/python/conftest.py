@@ -29,6 +29,17 @@ def rankscope_bin():
 
 
 @pytest.fixture(scope="session")
+def rankscoped_bin(rankscope_bin):
+    """The node daemon built (or installed) beside the rankscope binary."""
+    from capture_helpers import find_rankscoped
+
+    path = find_rankscoped(rankscope_bin)
+    if not path:
+        pytest.fail("no rankscoped binary next to the rankscope binary: run scripts/test.sh")
+    return path
+
+
+@pytest.fixture(scope="session")
 def shared_dir():
     path = pathlib.Path(os.environ.get("RANKSCOPE_SHARED", REPO.parent / "shared"))
     if not (path / "traces").is_dir():

@@ -11,18 +11,10 @@ import time
 
 import pytest
 
-from capture_helpers import (Daemon, find_rankscoped, info, job_env, processes, start_job, stop_job, torchrun,
+from capture_helpers import (Daemon, info, job_env, processes, start_job, stop_job, torchrun,
                              trace_files, wait_for, wait_for_ranks)
 
 NPROC = 4
-
-
-@pytest.fixture(scope="session")
-def rankscoped_bin(rankscope_bin):
-    path = find_rankscoped(rankscope_bin)
-    if not path:
-        pytest.fail("no rankscoped binary next to the rankscope binary: run scripts/test.sh")
-    return path
 
 
 @pytest.fixture

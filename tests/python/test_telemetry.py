@@ -16,7 +16,7 @@ import uuid
 import jsonschema
 import pytest
 
-from capture_helpers import (REPO, Daemon, find_rankscoped, job_env, processes, start_job, stop_job, torchrun,
+from capture_helpers import (REPO, Daemon, job_env, processes, start_job, stop_job, torchrun,
                              wait_for, wait_for_ranks)
 
 # A registered training process stand-in: the real collector, 150 MB of touched memory.
@@ -31,14 +31,6 @@ while True:
     t.step()
     time.sleep(0.05)
 """
-
-
-@pytest.fixture(scope="module")
-def rankscoped_bin(rankscope_bin):
-    path = find_rankscoped(rankscope_bin)
-    if not path:
-        pytest.fail("no rankscoped binary next to the rankscope binary: run scripts/test.sh")
-    return path
 
 
 @pytest.fixture

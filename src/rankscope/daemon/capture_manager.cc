@@ -107,21 +107,26 @@ void CaptureManager::SetupKinetoTarget(Capture& c, CaptureTarget& t, const Proce
   }
 }
 
-StatusOr<nlohmann::json> CaptureManager::StartTrace(TraceSpec spec, const std::string& reason) {
-  RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, false));
+// A capture of `kind` for the selected processes; its id must be new on this host.
+StatusOr<Capture> CaptureManager::NewCapture(Capture::Kind kind, const std::string& id, const SelectedTargets& sel,
+                                             int64_t timeout_s) {
   Capture c;
-  c.id = spec.trace_id;
-  c.kind = Capture::Kind::kTrace;
+  c.id = id;
+  c.kind = kind;
   c.job = sel.job;
-  c.reason = reason;
   c.created = Clock::now();
   c.created_unix_ms = UnixMs();
-  c.deadline = c.created + std::chrono::seconds(spec.timeout_s);
+  c.deadline = c.created + std::chrono::seconds(timeout_s);
   c.notes = sel.notes;
-  {
-    std::lock_guard lock(mu_);
-    if (FindLocked(c.id)) return FailedPrecondition("a capture with id {} already exists on this host", c.id);
-  }
+  std::lock_guard lock(mu_);
+  if (FindLocked(c.id)) return FailedPrecondition("a capture with id {} already exists on this host", c.id);
+  return c;
+}
+
+StatusOr<nlohmann::json> CaptureManager::StartTrace(TraceSpec spec, const std::string& reason) {
+  RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, false));
+  RANKSCOPE_ASSIGN_OR_RETURN(Capture c, NewCapture(Capture::Kind::kTrace, spec.trace_id, sel, spec.timeout_s));
+  c.reason = reason;
   uid_t owner = sel.processes.front().identity.uid;
   RANKSCOPE_ASSIGN_OR_RETURN(c.dir, out_->MakeCaptureDir(c.job, c.id, owner));
 
@@ -182,19 +187,8 @@ StatusOr<nlohmann::json> CaptureManager::Launch(Capture c, const std::vector<Pro
 
 StatusOr<nlohmann::json> CaptureManager::StartSnapshot(SnapshotSpec spec) {
   RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, true));
-  Capture c;
-  c.id = spec.snapshot_id;
-  c.kind = Capture::Kind::kSnapshot;
-  c.job = sel.job;
+  RANKSCOPE_ASSIGN_OR_RETURN(Capture c, NewCapture(Capture::Kind::kSnapshot, spec.snapshot_id, sel, spec.timeout_s));
   c.snapshot = spec;
-  c.created = Clock::now();
-  c.created_unix_ms = UnixMs();
-  c.deadline = c.created + std::chrono::seconds(spec.timeout_s);
-  c.notes = sel.notes;
-  {
-    std::lock_guard lock(mu_);
-    if (FindLocked(c.id)) return FailedPrecondition("a capture with id {} already exists on this host", c.id);
-  }
   RANKSCOPE_ASSIGN_OR_RETURN(c.dir, out_->MakeCaptureDir(c.job, c.id, sel.processes.front().identity.uid));
   std::vector<nlohmann::json> messages;
   for (const auto& p : sel.processes) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "rankscope/daemon/capture.h"
+#include "rankscope/daemon/target_selection.h"
 #include "rankscope/daemon/output_dir.h"
 
 namespace rankscope::daemon {
@@ -58,6 +59,8 @@ class CaptureManager {
 
  private:
   struct KinetoCheck;
+  StatusOr<Capture> NewCapture(Capture::Kind kind, const std::string& id, const SelectedTargets& sel,
+                               int64_t timeout_s);
   Capture* FindLocked(const std::string& id);
   StatusOr<nlohmann::json> Launch(Capture c, const std::vector<ProcessInfo>& procs,
                                   const std::vector<nlohmann::json>& messages);
