@@ -1,24 +1,50 @@
 #!/usr/bin/env bash
-# Fuzzes the trace reader with libFuzzer for a bounded time (default 60 s).
-# Seeds: the small real traces of ../shared/traces, gzipped and plain. Exits non-zero on a crash.
+# Fuzzes rankscope's parsers with libFuzzer (ASan + UBSan) for a bounded time:
+#   the trace reader (default 60 s), seeded from the small real traces, gzipped and plain;
+#   the daemon's inputs — Kineto IPC datagrams, HTTP request bodies, --hosts files (20 s).
+# Exits non-zero on a crash; the crashing input is left in build/fuzz/crashes/.
+#   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_TO_RUN=${1:-60}
+READER_SECONDS=${1:-60}
+DAEMON_SECONDS=${2:-20}
 BUILD=build/fuzz
 SHARED=${RANKSCOPE_SHARED:-../shared}
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRANKSCOPE_BUILD_FUZZ=ON -DRANKSCOPE_BUILD_TESTS=OFF -DRANKSCOPE_BUILD_BENCH=OFF >/dev/null
-cmake --build "$BUILD" --target fuzz_kineto_reader
+cmake --build "$BUILD" --target fuzz_kineto_reader fuzz_daemon_inputs
 
-SEEDS="$BUILD/seeds"
-rm -rf "$SEEDS" && mkdir -p "$SEEDS"
+run() {  # name seconds seeds
+  mkdir -p "$BUILD/corpus/$1" "$BUILD/crashes"
+  echo "fuzz: $1, $(ls "$3" | wc -l) seeds, ${2}s"
+  "$BUILD/fuzz/$1" -max_total_time="$2" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$BUILD/crashes/$1-" "$BUILD/corpus/$1" "$3" 2>&1 | tail -6
+}
+
+SEEDS="$BUILD/seeds/reader"
+rm -rf "$BUILD/seeds" && mkdir -p "$SEEDS"
 for f in $(find "$SHARED/traces" -name '*.json.gz' -size -100k | sort); do
   name=$(basename "$f" .json.gz)
   cp "$f" "$SEEDS/$name.gz"
   { gzip -dc "$f" || true; } | head -c 65536 > "$SEEDS/$name.json"
 done
-mkdir -p "$BUILD/corpus" "$BUILD/crashes"
-echo "fuzz: $(ls "$SEEDS" | wc -l) seeds, ${SECONDS_TO_RUN}s"
-"$BUILD/fuzz/fuzz_kineto_reader" -max_total_time="$SECONDS_TO_RUN" -max_len=65536 -rss_limit_mb=2048 \
-  -timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/crashes/" "$BUILD/corpus" "$SEEDS" 2>&1 | tail -15
+run fuzz_kineto_reader "$READER_SECONDS" "$SEEDS"
+
+# Daemon seeds: the first byte picks the parser (0 Kineto datagram, 1 request body, 2 hosts file).
+SEEDS="$BUILD/seeds/daemon"
+mkdir -p "$SEEDS"
+python3 - "$SEEDS" <<'PY'
+import struct, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+def datagram(kind, payload):
+    return struct.pack("=Q", len(payload)) + kind.encode().ljust(32, b"\0") + payload
+req = struct.pack("=iiq", 3, 3, 0) + struct.pack("=3i", 4242, 4241, 1)
+ctxt = struct.pack("=iiq", 0, 4242, 77)
+(out / "req").write_bytes(b"\0" + datagram("req", req))
+(out / "ctxt").write_bytes(b"\0" + datagram("ctxt", ctxt))
+(out / "trace").write_bytes(b"\1" + b'{"trace_id": "t1", "steps": 3, "selection": {"job": "j", "ranks": [0, 1]}, "with_stack": true}')
+(out / "snapshot").write_bytes(b"\1" + b'{"snapshot_id": "s1", "timeout_s": 5}')
+(out / "hosts").write_bytes(b"\2" + b"# rank host\n0-3 node-a\n4 node-b\n5-7 node-c\n")
+PY
+run fuzz_daemon_inputs "$DAEMON_SECONDS" "$SEEDS"

@@ -1,0 +1,45 @@
+// libFuzzer target for what rankscoped and the CLI parse from outside: Kineto IPC datagrams
+// (any local process can send them), trace/snapshot request bodies of the HTTP API, and
+// --hosts files. The first byte picks the parser; the rest is its input. Any input must give a
+// value or a Status, never a crash, an exception or undefined behaviour.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "rankscope/cluster/host_map.h"
+#include "rankscope/daemon/capture_spec.h"
+#include "rankscope/daemon/kineto_wire.h"
+
+namespace {
+
+void FuzzKinetoDatagram(std::span<const uint8_t> bytes) {
+  namespace kineto = rankscope::daemon::kineto;
+  auto message = kineto::ParseMessage(bytes);
+  if (!message.ok()) return;
+  if (message->type == "req") (void)kineto::ParseRequest(message->payload);
+  if (message->type == "ctxt") (void)kineto::ParseContext(message->payload);
+}
+
+void FuzzRequestBody(std::string_view text) {
+  const nlohmann::json body = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return;
+  (void)rankscope::daemon::TraceSpecFromJson(body);
+  (void)rankscope::daemon::SnapshotSpecFromJson(body);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::span<const uint8_t> rest(data + 1, size - 1);
+  const std::string_view text(reinterpret_cast<const char*>(rest.data()), rest.size());
+  switch (data[0] % 3) {
+    case 0: FuzzKinetoDatagram(rest); break;
+    case 1: FuzzRequestBody(text); break;
+    default: (void)rankscope::ParseHostMap(text); break;
+  }
+  return 0;
+}
