@@ -226,3 +226,34 @@ def test_unreadable_file_is_reported_not_fatal(shared_dir, run_rankscope, tmp_pa
     (error,) = report["errors"]
     assert error["path"].endswith("rank1.json.gz") and error["error"]
     assert "rank1.json.gz" in proc.stderr
+
+
+def test_progress_line_on_a_terminal(rankscope_bin, shared_dir):
+    """On a terminal (a pty here) a progress line is drawn once the work outlasts
+    RANKSCOPE_PROGRESS_AFTER_MS (1000 by default; 0 here so that the test does not depend on
+    the machine's speed), then erased; the report itself still goes to stdout."""
+    import os
+    import pty
+    import subprocess
+
+    traces = shared_dir / "traces" / "hta" / "trace_diff_control_a100"  # ~100 ms of work
+    controller, terminal = pty.openpty()
+    env = dict(os.environ, RANKSCOPE_PROGRESS_AFTER_MS="0")
+    proc = subprocess.Popen([rankscope_bin, "analyze", str(traces), "--threads", "1"], stdout=subprocess.PIPE,
+                            stderr=terminal, env=env)
+    os.close(terminal)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the child closed its end of the pty
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    stdout, _ = proc.communicate(timeout=120)
+    os.close(controller)
+    assert proc.returncode == 0
+    assert b"rankscope: reading and analysing trace files: " in drawn, drawn
+    assert drawn.endswith(b"\r\x1b[2K"), drawn[-40:]  # erased at the end
+    assert b"rank 3 of 8" in stdout

@@ -1,5 +1,6 @@
 // A progress line on stderr for long runs: shown only on a terminal and only once the work has
-// taken more than a second, redrawn a few times per second by a small thread, erased at the end.
+// taken more than a second (RANKSCOPE_PROGRESS_AFTER_MS changes that), redrawn a few times per
+// second by a small thread, erased at the end.
 #pragma once
 
 #include <atomic>
@@ -29,6 +30,7 @@ class ProgressLine {
   size_t total_;
   std::atomic<size_t> done_{0};
   std::chrono::steady_clock::time_point start_;
+  std::chrono::milliseconds show_after_{1000};
   bool drawn_ = false;
   bool stop_ = false;
   std::mutex mu_;
