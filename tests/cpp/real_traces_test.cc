@@ -244,3 +244,32 @@ TEST(KinetoVariantsTest, DevicePropertiesAndStringPids) {
 
 }  // namespace
 }  // namespace rankscope
+
+#include "rankscope/ingest/kineto_reader_impl.h"
+
+namespace rankscope {
+namespace {
+
+// The generic (pre-AVX2) build of the hot path only runs on old CPUs, so it is exercised here
+// directly: it must build the same model as the variant this machine picks.
+TEST_P(RealTraceTest, GenericCodePathGivesTheSameModel) {
+  const std::string path = testing::TracePath(GetParam().path);
+  auto fast = ReadKinetoTrace(path);
+  ASSERT_TRUE(fast.ok()) << fast.status().message();
+  auto source = OpenTraceFile(path);
+  ASSERT_TRUE(source.ok());
+  TraceModel generic_model;
+  ASSERT_TRUE(generic::ReadTraceInto(source->get(), ReaderOptions{}, &generic_model).ok());
+  EXPECT_EQ(generic_model.stats.elements, fast->stats.elements);
+  EXPECT_EQ(generic_model.slices.ts, fast->slices.ts);
+  EXPECT_EQ(generic_model.slices.dur, fast->slices.dur);
+  EXPECT_EQ(generic_model.slices.correlation, fast->slices.correlation);
+  EXPECT_EQ(generic_model.slices.external_id, fast->slices.external_id);
+  EXPECT_EQ(generic_model.flows.size(), fast->flows.size());
+  EXPECT_EQ(generic_model.memory.size(), fast->memory.size());
+  EXPECT_EQ(generic_model.collectives.size(), fast->collectives.size());
+  EXPECT_EQ(generic_model.strings.size(), fast->strings.size());
+}
+
+}  // namespace
+}  // namespace rankscope
