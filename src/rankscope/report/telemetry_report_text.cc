@@ -22,7 +22,8 @@ std::string RenderNodeTelemetry(const analysis::NodeWindowTelemetry& n) {
   std::string out;
   const auto& m = n.mean;
   const auto& p = n.peak;
-  out += fmt::format("\nnode {}  ({}; interval ms {}; {:.0f}% of the window sampled)\n", n.host, n.source, n.interval_ms, n.coverage * 100);
+  out += fmt::format("\nnode {}  ({:.0f}% of the window sampled; interval ms {})\n    from {}\n", n.host, n.coverage * 100,
+                     n.interval_ms, n.source);
   out += fmt::format("  CPU      {} busy of {} cores (user {}, system {}, iowait {}, steal {}); peak {}\n", Pct(m.cpu_busy),
              m.cpu_count ? fmt::format("{:.0f}", *m.cpu_count) : "-", Pct(m.cpu_user), Pct(m.cpu_system), Pct(m.cpu_iowait),
              Pct(m.cpu_steal), Pct(p.cpu_busy));
@@ -35,10 +36,12 @@ std::string RenderNodeTelemetry(const analysis::NodeWindowTelemetry& n) {
   for (size_t i = 0; i < m.gpus.size(); ++i) {
     const auto& g = m.gpus[i];
     const telemetry::Figure peak_util = i < p.gpus.size() ? p.gpus[i].util : std::nullopt;
-    out += fmt::format("  GPU {:<4} {} util {} (peak {}), memory {} of {}, {:.0f} W, SM {:.0f} MHz, {:.0f} C, PCIe rx {} tx {}, NVLink rx {} tx {}\n",
-               g.device, g.name, Pct(g.util), Pct(peak_util),
-               Bytes(g.mem_used), Bytes(g.mem_total), g.power_w.value_or(0), g.sm_hz.value_or(0) / 1e6, g.temp_c.value_or(0),
-               Rate(g.pcie_rx), Rate(g.pcie_tx), Rate(g.nvlink_rx), Rate(g.nvlink_tx));
+    // Two lines per GPU so the report stays within 100 columns.
+    out += fmt::format("  GPU {:<4} {} util {} (peak {}), memory {} of {}\n", g.device, g.name, Pct(g.util),
+                       Pct(peak_util), Bytes(g.mem_used), Bytes(g.mem_total));
+    out += fmt::format("           {:.0f} W, SM {:.0f} MHz, {:.0f} C, PCIe rx {} tx {}, NVLink rx {} tx {}\n",
+                       g.power_w.value_or(0), g.sm_hz.value_or(0) / 1e6, g.temp_c.value_or(0), Rate(g.pcie_rx),
+                       Rate(g.pcie_tx), Rate(g.nvlink_rx), Rate(g.nvlink_tx));
   }
   if (!m.processes.empty()) {
     out += fmt::format("  {:>5} {:>8} {:>10} {:>16} {:>11} {:>8}  {}\n", "rank", "pid", "cpu cores", "loader cores", "rss", "threads", "gpu memory");
