@@ -1,0 +1,39 @@
+// AnalyzeJob: the engine's one entry point for a set of traces (one job, one file per rank).
+//
+//   read (trace-format registry) -> map each rank to a RankSummary, in parallel -> resolve ranks
+//   and hosts -> cluster diagnosis (reduce) -> join node telemetry -> findings
+//
+// The CLI (analyze, telemetry, trace --analyze), the web server, the Python binding, benchmarks
+// and tests call this; none of them runs the stages itself. docs/architecture.md describes it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rankscope/base/status.h"
+#include "rankscope/engine/job_report.h"
+
+namespace rankscope {
+
+// What to analyse: trace files, directories of them, or capture directories (traces plus the
+// daemon's capture.manifest and telemetry.<host>.tsv).
+struct JobInputs {
+  std::vector<std::string> paths;
+  std::string hosts_file;  // --hosts FILE: "RANK HOST" / "FIRST-LAST HOST" lines; "" = none
+};
+
+// Reports progress as files finish (the CLI's progress line); may be null.
+class Progress {
+ public:
+  virtual ~Progress() = default;
+  virtual void Start(size_t total_files) = 0;
+  virtual void FileDone() = 0;  // called from worker threads
+};
+
+// Fails only on a whole-job problem (no trace at all, a bad option, a rank assigned twice, a
+// host map missing ranks); a file that cannot be read is an entry in JobReport::errors.
+StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& options, Progress* progress = nullptr);
+
+}  // namespace rankscope
