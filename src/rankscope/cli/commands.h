@@ -13,6 +13,8 @@ void RegisterSnapshotCommand(CLI::App& app, int* exit_code);
 void RegisterStatusCommands(CLI::App& app, int* exit_code);  // status, ps
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
+// Run comparison (docs/compare.md).
+void RegisterCompareCommand(CLI::App& app, int* exit_code);
 // Node telemetry (docs/telemetry.md).
 void RegisterTelemetryCommand(CLI::App& app, int* exit_code);
 void RegisterTopCommand(CLI::App& app, int* exit_code);

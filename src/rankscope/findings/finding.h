@@ -33,6 +33,9 @@ enum class FindingKind : uint16_t {
   kIoWait,
   kHostMemoryFull,
   kGpuMemoryFull,
+  // Run comparison (compare/): one difference between BASE and NEW beyond noise, by cause.
+  kCompareRegression,   // NEW is slower by it
+  kCompareImprovement,  // NEW is faster by it
   kCount
 };
 
@@ -70,6 +73,8 @@ enum class EvidenceKind : uint8_t {
   kHostPeers,      // host: how many of its ranks are slow (count of reference_count)
   kWhatIf,         // the step now (value) and once fixed (reference)
   kTelemetry,      // host + subject (metric): value vs threshold
+  kCompareDelta,   // rank + subject + detail (cause): NEW per step (value) vs BASE (reference),
+                   // threshold = noise band; count / reference_count = instances per step
   kText,           // a sentence the rule could not express as numbers (kept rare)
 };
 std::string_view EvidenceKindName(EvidenceKind k);
@@ -99,6 +104,7 @@ enum class NextStepKind : uint8_t {
   kBeforeCollectives,// what the ranks do before their collectives
   kCompareFunction,  // compare subject on the ranks with a healthy rank
   kTelemetry,        // a node condition: subject says which
+  kCompareDetail,    // see subject in the compare report's table `detail` (operators, modules, ...)
   kText,             // free text
 };
 

@@ -180,6 +180,18 @@ error_code ReadFirstString(od::value& value, RawEvent& ev) {
   return simdjson::SUCCESS;
 }
 
+// An array argument kept as its JSON text (valid until the next chunk). Not an array: ignored.
+error_code ReadArrayText(od::value& value, std::string_view* out, RawEvent& ev, RawEvent::Field field) {
+  od::array array;
+  error_code e = value.get_array().get(array);
+  if (IsTypeError(e)) return simdjson::SUCCESS;
+  if (e) return e;
+  e = array.raw_json().get(*out);
+  if (e) return e;
+  ev.present |= field;
+  return simdjson::SUCCESS;
+}
+
 // simdjson 3.0 has no document::at_end(): past the end, current_location() is an error.
 bool AtEnd(od::document& doc) {
   const char* location;
@@ -298,6 +310,10 @@ error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
           e = ReadFirstTensorElements(v, ev);
         } else if (collective_annotation && key.unsafe_is_equal("Input type"sv)) {
           e = ReadFirstString(v, ev);
+        } else if (keep_op_shapes_ && key.unsafe_is_equal("Input Dims"sv)) {
+          e = ReadArrayText(v, &ev.input_dims_text, ev, RawEvent::kInputDimsText);
+        } else if (keep_op_shapes_ && key.unsafe_is_equal("Input type"sv)) {
+          e = ReadArrayText(v, &ev.input_types_text, ev, RawEvent::kInputTypesText);
         }
         break;
       case 'O':

@@ -125,6 +125,7 @@ void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
   if (ev.has(RawEvent::kFwdThreadId) && cat == Category::kCpuOp) {
     (ev.fwd_thread_id != 0 ? model_->backward_ops : model_->forward_ops).push_back(row);
   }
+  if (ev.has(RawEvent::kInputDimsText) || ev.has(RawEvent::kInputTypesText)) AddOpShape(ev, row);
   if (ev.has(RawEvent::kCollectiveName)) {
     AddCollective(ev, row);
   } else if (ev.has(RawEvent::kInputNelems) || ev.has(RawEvent::kInputType) || ev.name.starts_with("gloo:")) {
@@ -132,6 +133,33 @@ void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
     // message size is unknown).
     AddAnnotationCollective(ev, row);
   }
+}
+
+// JSON text without the whitespace outside strings, so that "[[64, 256]]" and "[[64,256]]" agree.
+static void AppendCompactJson(std::string_view json, std::string* out) {
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out->push_back(c);
+      if (c == '\\' && i + 1 < json.size()) {
+        out->push_back(json[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+      out->push_back(c);
+      in_string = c == '"';
+    }
+  }
+}
+
+void ModelBuilder::AddOpShape(const RawEvent& ev, uint32_t slice) {
+  shape_text_.clear();
+  if (ev.has(RawEvent::kInputDimsText)) AppendCompactJson(ev.input_dims_text, &shape_text_);
+  shape_text_.push_back('|');
+  if (ev.has(RawEvent::kInputTypesText)) AppendCompactJson(ev.input_types_text, &shape_text_);
+  model_->op_shapes.push_back({slice, model_->strings.Intern(shape_text_)});
 }
 
 // gloo (and CPU-side nccl) collectives carry no "Collective name" args in recent PyTorch: the
@@ -252,7 +280,7 @@ void ModelBuilder::AddMetadata(const RawEvent& ev) {
 ModelBuilder::Checkpoint ModelBuilder::MakeCheckpoint() const {
   const TraceModel& m = *model_;
   return Checkpoint{m.slices.size(), m.gpu.size(),         m.python.size(),    m.collectives.size(),
-                    m.forward_ops.size(), m.backward_ops.size(), m.instants.size(), m.memory.size(),
+                    m.op_shapes.size(), m.forward_ops.size(), m.backward_ops.size(), m.instants.size(), m.memory.size(),
                     m.flows.size(),  m.stats};
 }
 
@@ -270,6 +298,7 @@ void ModelBuilder::Rollback(const Checkpoint& c) {
   m.gpu.resize(c.gpu);
   m.python.resize(c.python);
   m.collectives.resize(c.collectives);
+  m.op_shapes.resize(c.op_shapes);
   m.forward_ops.resize(c.forward_ops);
   m.backward_ops.resize(c.backward_ops);
   m.instants.ts.resize(c.instants);

@@ -20,7 +20,7 @@ class ModelBuilder {
   // Everything Add() can append to, so that a chunk parsed on a guess can be taken back.
   // Interned strings, tracks and process names are kept: they are idempotent.
   struct Checkpoint {
-    size_t slices, gpu, python, collectives, forward_ops, backward_ops, instants, memory, flows;
+    size_t slices, gpu, python, collectives, op_shapes, forward_ops, backward_ops, instants, memory, flows;
     IngestStats stats;
   };
   Checkpoint MakeCheckpoint() const;
@@ -54,6 +54,7 @@ class ModelBuilder {
   void AddGpuInfo(const RawEvent& ev, uint32_t track);
   void AddCollective(const RawEvent& ev, uint32_t slice);
   void AddAnnotationCollective(const RawEvent& ev, uint32_t slice);
+  void AddOpShape(const RawEvent& ev, uint32_t slice);
   Category CountCategory(const RawEvent& ev, FlowKind* flow_kind);
 
   TraceModel* model_;
@@ -62,6 +63,7 @@ class ModelBuilder {
   std::unordered_map<int64_t, uint32_t> string_process_index_;
   TrackKey last_key_{};
   uint32_t last_track_ = 0xFFFFFFFFu;
+  std::string shape_text_;  // AddOpShape's scratch
 };
 
 }  // namespace rankscope

@@ -1,0 +1,381 @@
+#include "rankscope/compare/compare_summary.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "rankscope/analysis/collectives.h"
+#include "rankscope/analysis/gpu_activity.h"
+#include "rankscope/analysis/slice_order.h"
+#include "rankscope/analysis/stats.h"
+#include "rankscope/analysis/step_phases.h"
+#include "rankscope/analysis/window.h"
+#include "rankscope/cluster/robust_rule.h"
+#include "rankscope/compare/module_tree.h"
+#include "rankscope/compare/op_tree.h"
+#include "rankscope/compare/step_attribution.h"
+
+namespace rankscope::compare {
+namespace {
+
+// Slow outlier steps: longer than median + max(3 x 1.4826 x MAD, 10 % of the median). Needs four
+// steps to tell an outlier from the rest.
+std::vector<bool> KeptSteps(const std::vector<StepSummary>& steps, bool keep_all) {
+  std::vector<bool> kept(steps.size(), true);
+  if (keep_all || steps.size() < 4) return kept;
+  std::vector<double> d;
+  for (const StepSummary& s : steps) d.push_back(static_cast<double>(s.duration_ns()));
+  const RobustStats stats = ComputeRobustStats(d);
+  const OutlierRule rule{3.0, 0.10};
+  for (size_t i = 0; i < steps.size(); ++i) kept[i] = !rule.IsHigh(d[i], stats);
+  return kept;
+}
+
+StepPhase PhaseAt(const std::vector<PhasePiece>& pieces, int64_t t) {
+  auto it = std::upper_bound(pieces.begin(), pieces.end(), t, [](int64_t x, const PhasePiece& p) { return x < p.end; });
+  return it != pieces.end() && it->start <= t ? it->phase : StepPhase::kOther;
+}
+
+// Kept steps on the trace clock, for "is t in a kept step".
+struct KeptSpans {
+  std::vector<std::pair<int64_t, int64_t>> spans;  // sorted
+  int Find(int64_t t) const {
+    auto it = std::upper_bound(spans.begin(), spans.end(), t, [](int64_t x, const auto& s) { return x < s.first; });
+    if (it == spans.begin()) return -1;
+    --it;
+    return t < it->second ? static_cast<int>(it - spans.begin()) : -1;
+  }
+};
+
+void AddKernelUse(OpNode& node, uint32_t name, KernelClass cls, int64_t ns, size_t cap) {
+  auto it = std::find_if(node.kernels.begin(), node.kernels.end(), [&](const KernelUse& k) { return k.name == name; });
+  if (it != node.kernels.end()) {
+    ++it->count;
+    it->ns += ns;
+  } else if (node.kernels.size() < cap) {
+    node.kernels.push_back({name, cls, 1, ns});
+  }
+}
+
+// Backward operators belong to the forward operator that recorded their autograd node: the
+// fwdbwd flow starts at the forward op and ends at the backward one.
+void LinkBackward(const TraceModel& m, const OpTreeBuilder& ops, CompareSummary* out) {
+  std::unordered_map<int64_t, std::pair<const FlowEvent*, const FlowEvent*>> flows;
+  for (const FlowEvent& f : m.flows) {
+    if (f.kind != FlowKind::kFwdBwd) continue;
+    auto& pair = flows[f.id];
+    (f.phase == 's' ? pair.first : pair.second) = &f;
+  }
+  for (const auto& [id, pair] : flows) {
+    if (!pair.first || !pair.second) continue;
+    const uint32_t fwd = ops.OutermostStartingAt(pair.first->track, pair.first->ts);
+    const uint32_t bwd = ops.OutermostStartingAt(pair.second->track, pair.second->ts);
+    if (fwd == kNoIndex || bwd == kNoIndex) continue;
+    OpNode& node = out->ops[ops.instance(bwd).node];
+    if (node.forward == kNoIndex) node.forward = ops.instance(fwd).node;
+  }
+}
+
+// The operator's module: that of its first instance.
+void LinkModules(const OpTreeBuilder& ops, const ModuleTreeBuilder& modules, CompareSummary* out) {
+  std::vector<bool> done(out->ops.size(), false);
+  for (uint32_t track : ops.tracks()) {
+    for (uint32_t i : ops.TrackInstances(track)) {
+      const OpInstance& inst = ops.instance(i);
+      if (done[inst.node]) continue;
+      done[inst.node] = true;
+      out->ops[inst.node].module = modules.ModuleAt(track, inst.start);
+    }
+  }
+}
+
+void FinishTotals(CompareSummary* out) {
+  std::vector<OpNode>& ops = out->ops;
+  for (size_t k = ops.size(); k-- > 0;) {  // children have larger indices than their parents
+    OpNode& n = ops[k];
+    n.device_total_ns += n.device_ns;
+    n.launches_total += n.launches;
+    n.attributed_total_ns += n.attributed_host_ns + n.attributed_device_ns;
+    if (n.parent != kNoIndex) {
+      ops[n.parent].device_total_ns += n.device_total_ns;
+      ops[n.parent].launches_total += n.launches_total;
+      ops[n.parent].attributed_total_ns += n.attributed_total_ns;
+    }
+  }
+  for (OpNode& n : ops) {
+    std::sort(n.kernels.begin(), n.kernels.end(), [](const KernelUse& a, const KernelUse& b) { return a.ns > b.ns; });
+  }
+  // Modules: each operator adds to its module (forward) or to its forward op's module (backward).
+  std::vector<ModuleNode>& mods = out->modules;
+  for (const OpNode& n : ops) {
+    const bool backward = n.forward != kNoIndex;
+    const uint32_t module = backward ? ops[n.forward].module : n.module;
+    if (module == kNoIndex || module == 0) continue;
+    // Only operators directly under the module's frame (not nested in another op of it).
+    const bool top = n.parent == kNoIndex ||
+                     (backward ? ops[n.parent].forward == kNoIndex || ops[ops[n.parent].forward].module != module
+                               : ops[n.parent].module != module);
+    ModuleNode& mod = mods[module];
+    mod.attributed_self_ns += n.attributed_host_ns + n.attributed_device_ns;
+    if (backward) {
+      mod.backward_device_ns += n.device_ns;
+      if (top) mod.backward_host_ns += n.host_ns;
+    } else {
+      mod.device_self_ns += n.device_ns;
+    }
+  }
+  for (size_t k = mods.size(); k-- > 0;) {
+    ModuleNode& m = mods[k];
+    m.device_total_ns += m.device_self_ns;
+    m.attributed_total_ns += m.attributed_self_ns;
+    if (m.parent != kNoIndex) {
+      mods[m.parent].device_total_ns += m.device_total_ns;
+      mods[m.parent].attributed_total_ns += m.attributed_total_ns;
+    }
+  }
+}
+
+// Communication rows: RankSummary's collective instances of the kept steps by type and size.
+void BuildCommRows(const RankSummary& r, const KeptSpans& kept, const std::vector<double>& exposed,
+                   CompareSummary* out) {
+  std::map<std::pair<uint32_t, int>, size_t> index;
+  std::vector<std::vector<int64_t>> algbw;
+  for (size_t k = 0; k < r.collectives.size(); ++k) {
+    const CollectiveInstance& c = r.collectives[k];
+    if (kept.Find(c.start_ns - r.time_origin_ns) < 0) continue;
+    const int bucket = c.bytes >= 0 ? SizeBucket(c.bytes) : -1;
+    auto [it, inserted] = index.try_emplace({c.type, bucket}, out->comm.size());
+    if (inserted) {
+      const CollectiveType& t = r.collective_types[c.type];
+      CommRow row;
+      row.op = t.op;
+      row.algorithm = t.algorithm;
+      row.protocol = t.protocol;
+      row.dtype = t.dtype;
+      row.group_size = t.group_size;
+      row.on_gpu = t.on_gpu;
+      row.bucket = bucket;
+      out->comm.push_back(row);
+      algbw.emplace_back();
+    }
+    CommRow& row = out->comm[it->second];
+    ++row.count;
+    row.time_ns += c.end_ns - c.start_ns;
+    row.exposed_ns += exposed[k];
+    if (c.bytes >= 0) {
+      row.bytes += c.bytes;
+      if (c.end_ns > c.start_ns) {
+        algbw[it->second].push_back(static_cast<int64_t>(static_cast<double>(c.bytes) * 1e9 / static_cast<double>(c.end_ns - c.start_ns)));
+      }
+    }
+  }
+  for (size_t k = 0; k < out->comm.size(); ++k) {
+    CommRow& row = out->comm[k];
+    row.algbw_gbps = static_cast<double>(Quantile(algbw[k], 0.5)) / 1e9;
+    row.busbw_gbps = row.algbw_gbps * BusBandwidthFactor(row.op, row.group_size);
+  }
+}
+
+}  // namespace
+
+std::string SizeBucketLabel(int bucket) {
+  if (bucket < 0) return "size unknown";
+  static const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  auto at = [](int power16) -> std::string {  // 1 KiB x 16^power16
+    const int log2 = 10 + 4 * power16;
+    return fmt::format("{} {}", 1 << (log2 % 10), kUnits[log2 / 10 - 1]);
+  };
+  if (bucket == 0) return "< 1 KiB";
+  return fmt::format("{} - {}", at(bucket - 1), at(bucket));
+}
+
+int SizeBucket(int64_t bytes) {
+  int bucket = 0;
+  for (int64_t limit = 1024; bytes >= limit && bucket < 8; limit *= 16) ++bucket;
+  return bucket;
+}
+
+StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, RankSummary r, const CommPatterns* patterns,
+                                             const SummaryOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  if (r.window_mode != WindowMode::kSteps || r.steps.empty()) {
+    return InvalidArgument(
+        "{}: the trace has no profiler steps (ProfilerStep#N): compare needs steps to compare like with like "
+        "(record with torch.profiler's schedule and call prof.step() every iteration, or trace with rankscope)",
+        m.path);
+  }
+  CompareSummary out;
+  const std::vector<ProfilerStep> all_steps = FindProfilerSteps(m);
+  std::map<int64_t, size_t> step_index;
+  for (size_t i = 0; i < all_steps.size(); ++i) step_index.emplace(all_steps[i].number, i);
+  Window window;
+  window.mode = WindowMode::kSteps;
+  window.start = r.window_start_ns - r.time_origin_ns;
+  window.end = r.window_end_ns - r.time_origin_ns;
+  window.first_step_index = step_index.at(r.steps.front().number);
+  window.end_step_index = step_index.at(r.steps.back().number) + 1;
+
+  const std::vector<uint32_t> order = SlicesByStart(m);
+  const std::vector<std::vector<PhasePiece>> phases = StepPhaseTimelines(m, order, all_steps, window);
+  const std::vector<bool> kept = KeptSteps(r.steps, options.keep_outlier_steps);
+  struct Kept {
+    size_t w_index;  // index among W's steps
+    const ProfilerStep* step;
+  };
+  std::vector<Kept> kept_steps;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    if (!kept[i]) {
+      out.steps.dropped.push_back(r.steps[i].number);
+      continue;
+    }
+    kept_steps.push_back({i, &all_steps[step_index.at(r.steps[i].number)]});
+    out.steps.numbers.push_back(r.steps[i].number);
+    out.steps.durations.push_back(r.steps[i].duration_ns());
+    for (int p = 0; p < kNumStepPhases; ++p) out.breakdown.phase_ns[p] += static_cast<double>(r.steps[i].cpu_phase_ns[p]);
+  }
+  KeptSpans spans;
+  for (const Kept& k : kept_steps) spans.spans.emplace_back(k.step->start, k.step->end);
+
+  // Operators and modules.
+  OpTreeBuilder ops(m, &out, options.max_nodes);
+  ModuleTreeBuilder modules(m, &out);
+  for (uint32_t k = 0; k < kept_steps.size(); ++k) {
+    const ProfilerStep& st = *kept_steps[k].step;
+    ops.AddStep(k, st.start, st.end, st.track, order, phases[kept_steps[k].w_index]);
+    modules.AddStep(st.start, st.end, order);
+  }
+  out.folded_instances = ops.folded();
+  if (out.modules.size() == 1) out.modules.clear();
+  if (!out.modules.empty()) LinkModules(ops, modules, &out);
+  LinkBackward(m, ops, &out);
+
+  // GPU activities: who launched them, their class, their collective instance.
+  static const CommPatterns kNoPatterns;
+  ActivityClassifier classifier(m, patterns ? *patterns : kNoPatterns);
+  const std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
+  std::vector<ActivityFacts> facts(acts.size());
+  std::vector<std::tuple<int64_t, int32_t, uint32_t>> gpu_collectives;  // (absolute start, stream, index)
+  for (uint32_t k = 0; k < r.collectives.size(); ++k) {
+    if (r.collectives[k].stream >= 0) gpu_collectives.emplace_back(r.collectives[k].start_ns, r.collectives[k].stream, k);
+  }
+  std::sort(gpu_collectives.begin(), gpu_collectives.end());
+  std::unordered_map<uint64_t, KernelClass> class_memo;
+  std::unordered_map<uint32_t, size_t> kernel_rows;  // NameTable id -> out.kernels index
+  int64_t max_activity = 0;
+  for (size_t i = 0; i < acts.size(); ++i) {
+    const GpuActivity& a = acts[i];
+    max_activity = std::max(max_activity, a.end - a.start);
+    const SliceTable& s = m.slices;
+    uint32_t node = kNoIndex;
+    int step = -1;
+    StepPhase phase = StepPhase::kOther;
+    if (a.launch != kNoSlice) {
+      const uint32_t inst = ops.InstanceAt(s.track[a.launch], s.ts[a.launch]);
+      if (inst != kNoIndex) node = ops.instance(inst).node;
+      step = spans.Find(s.ts[a.launch]);
+      if (step >= 0) phase = PhaseAt(phases[kept_steps[step].w_index], s.ts[a.launch]);
+    } else {
+      step = spans.Find(a.start);
+    }
+    facts[i].node = node;
+    const uint32_t op_name = node == kNoIndex ? 0 : out.ops[node].name;
+    const bool memset = s.category[a.slice] == Category::kGpuMemset;
+    const uint64_t key = (static_cast<uint64_t>(s.name[a.slice]) << 32) ^ (static_cast<uint64_t>(op_name) << 4) ^
+                         (static_cast<uint64_t>(phase) << 1) ^ static_cast<uint64_t>(a.cls);
+    auto [memo, inserted] = class_memo.try_emplace(key, KernelClass::kElementwise);
+    if (inserted) {
+      memo->second = ClassifyActivity(a.cls, memset,
+                                      {m.Str(s.name[a.slice]), op_name ? std::string_view(out.names.Get(op_name)) : "",
+                                       phase == StepPhase::kBackward, phase == StepPhase::kOptimizer});
+    }
+    facts[i].cls = memo->second;
+    if (a.cls == ActivityClass::kCommunication) {
+      auto it = std::lower_bound(gpu_collectives.begin(), gpu_collectives.end(),
+                                 std::make_tuple(m.AbsoluteNs(a.start), a.stream, 0u));
+      if (it != gpu_collectives.end() && std::get<0>(*it) == m.AbsoluteNs(a.start) && std::get<1>(*it) == a.stream) {
+        facts[i].collective = std::get<2>(*it);
+      }
+    }
+    if (step < 0) continue;  // launched outside the kept steps
+    const uint32_t kname = out.names.Intern(m.Str(s.name[a.slice]));
+    if (node != kNoIndex) {
+      OpNode& n = out.ops[node];
+      ++n.launches;
+      n.device_ns += a.end - a.start;
+      AddKernelUse(n, kname, facts[i].cls, a.end - a.start, options.max_kernels_per_node);
+    }
+    auto [row, fresh] = kernel_rows.try_emplace(kname, out.kernels.size());
+    if (fresh) out.kernels.push_back({kname, facts[i].cls, 0, 0});
+    ++out.kernels[row->second].count;
+    out.kernels[row->second].ns += a.end - a.start;
+  }
+
+  // Attribution, step by step.
+  AttributionInputs in;
+  in.model = &m;
+  in.ops = &ops;
+  in.activities = &acts;
+  in.facts = &facts;
+  const std::vector<uint32_t> comm_tracks = CollectiveTracks(m);
+  for (uint32_t track : ops.tracks()) {
+    if (!std::binary_search(comm_tracks.begin(), comm_tracks.end(), track)) in.training_tracks.push_back(track);
+  }
+  for (uint32_t k = 0; k < r.collectives.size(); ++k) {
+    const CollectiveInstance& c = r.collectives[k];
+    if (c.stream >= 0 || r.collective_types[c.type].on_gpu) continue;
+    in.cpu_collectives.push_back({c.start_ns - r.time_origin_ns, c.end_ns - r.time_origin_ns, k});
+    max_activity = std::max(max_activity, c.end_ns - c.start_ns);
+  }
+  std::sort(in.cpu_collectives.begin(), in.cpu_collectives.end(),
+            [](const CpuCollective& a, const CpuCollective& b) { return a.start < b.start; });
+  in.max_activity_ns = max_activity;
+  std::vector<double> collective_exposed(r.collectives.size(), 0.0);
+  for (uint32_t k = 0; k < kept_steps.size(); ++k) {
+    const ProfilerStep& st = *kept_steps[k].step;
+    AttributeStep(in, {k, st.start, st.end, st.track, &phases[kept_steps[k].w_index]}, &out, &collective_exposed);
+  }
+  BuildCommRows(r, spans, collective_exposed, &out);
+
+  // Memory events inside operators.
+  for (const MemoryEvent& e : m.memory) {
+    if (spans.Find(e.ts) < 0) continue;
+    out.has_memory = true;
+    const uint32_t inst = ops.InstanceAt(e.track, e.ts);
+    if (inst == kNoIndex) continue;
+    OpNode& n = out.ops[ops.instance(inst).node];
+    ++n.allocs;
+    if (e.bytes > 0) n.alloc_bytes += e.bytes;
+    if (e.bytes < 0) n.freed_bytes -= e.bytes;
+    n.peak_allocated = std::max(n.peak_allocated, e.total_allocated);
+  }
+
+  // Kernel names: the heaviest kept, the rest summed.
+  std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelRow& a, const KernelRow& b) { return a.ns > b.ns; });
+  if (out.kernels.size() > options.max_kernel_names) {
+    for (size_t k = options.max_kernel_names; k < out.kernels.size(); ++k) {
+      out.other_kernels.count += out.kernels[k].count;
+      out.other_kernels.ns += out.kernels[k].ns;
+    }
+    out.kernels.resize(options.max_kernel_names);
+  }
+  FinishTotals(&out);
+  if (out.folded_instances > 0) {
+    out.warnings.push_back(fmt::format(
+        "{} operator instances beyond the first {} template nodes were folded into their parents", out.folded_instances,
+        options.max_nodes));
+  }
+  if (!out.steps.dropped.empty()) {
+    out.warnings.push_back(fmt::format("{} of {} steps left out as slow outliers (steps {})", out.steps.dropped.size(),
+                                       r.steps.size(), fmt::join(out.steps.dropped, ", ")));
+  }
+  out.rank = std::move(r);
+  out.build_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
+  return out;
+}
+
+}  // namespace rankscope::compare

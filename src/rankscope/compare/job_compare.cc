@@ -1,0 +1,252 @@
+#include "rankscope/compare/job_compare.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "rankscope/analysis/analyze_rank.h"
+#include "rankscope/base/parallel_for.h"
+#include "rankscope/compare/peer_wait.h"
+#include "rankscope/ingest/rank_resolver.h"
+#include "rankscope/compare/compare_findings.h"
+#include "rankscope/compare/compare_summary.h"
+#include "rankscope/compare/overall_diff.h"
+#include "rankscope/compare/rank_compare.h"
+#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/trace_set.h"
+
+namespace rankscope::compare {
+namespace {
+
+struct Run {
+  const char* label;  // "BASE" / "NEW"
+  std::vector<std::string> files;
+  std::vector<CompareSummary> ranks;  // by rank number after Resolve()
+};
+
+// "0-3, 5" for a list of rank numbers.
+std::string RankList(std::vector<int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j > i ? fmt::format("{}-{}", ranks[i], ranks[j]) : fmt::format("{}", ranks[i]);
+    i = j + 1;
+  }
+  return out.empty() ? "none" : out;
+}
+
+Status Resolve(Run* run, std::vector<std::string>* warnings) {
+  std::vector<RankEvidence> evidence;
+  for (const CompareSummary& s : run->ranks) evidence.push_back({s.rank.path, s.rank.distributed_rank});
+  std::vector<std::string> notes;
+  auto ranks = ResolveRanks(evidence, &notes);
+  if (!ranks.ok()) return InvalidArgument("{}: {}", run->label, ranks.status().message());
+  for (const std::string& n : notes) warnings->push_back(fmt::format("{}: {}", run->label, n));
+  for (size_t k = 0; k < run->ranks.size(); ++k) {
+    run->ranks[k].rank.rank = (*ranks)[k];
+    run->ranks[k].rank.rank_resolved = true;
+  }
+  std::sort(run->ranks.begin(), run->ranks.end(),
+            [](const CompareSummary& a, const CompareSummary& b) { return a.rank.rank.rank < b.rank.rank.rank; });
+  return OkStatus();
+}
+
+// Reads every file of both runs in parallel, each straight into a CompareSummary.
+Status Load(Run* base, Run* neu, const CompareOptions& opt, std::vector<std::string>* warnings) {
+  auto patterns = CommPatterns::Compile(opt.comm_patterns);
+  if (!patterns.ok()) return patterns.status();
+  AnalysisOptions analysis;
+  analysis.comm_patterns = &*patterns;
+  if (!opt.steps.empty()) RANKSCOPE_RETURN_IF_ERROR(ParseStepRange(opt.steps, &analysis.window));
+  SummaryOptions summary_options;
+  summary_options.keep_outlier_steps = opt.keep_outlier_steps;
+  ReaderOptions reader;
+  reader.keep_op_shapes = true;
+
+  std::vector<std::pair<Run*, std::string>> files;
+  for (Run* run : {base, neu}) {
+    for (const std::string& f : run->files) files.emplace_back(run, f);
+  }
+  std::vector<std::optional<CompareSummary>> out(files.size());
+  std::vector<Status> errors(files.size());
+  ParallelFor(files.size(), opt.threads == 0 ? DefaultThreadCount() : opt.threads, [&](size_t i) {
+    Status status = [&]() -> Status {
+      RANKSCOPE_ASSIGN_OR_RETURN(TraceModel model, ReadKinetoTrace(files[i].second, reader));
+      RANKSCOPE_ASSIGN_OR_RETURN(RankSummary rank, AnalyzeRank(model, analysis));
+      RANKSCOPE_ASSIGN_OR_RETURN(out[i], BuildCompareSummary(model, std::move(rank), &*patterns, summary_options));
+      return OkStatus();
+    }();
+    errors[i] = status;
+    if (opt.file_done) opt.file_done();
+  });
+  for (size_t i = 0; i < files.size(); ++i) {
+    Run* run = files[i].first;
+    if (out[i]) {
+      run->ranks.push_back(std::move(*out[i]));
+    } else if (errors[i].code() == StatusCode::kNotATrace) {
+      warnings->push_back(fmt::format("{}: {}; skipped", run->label, errors[i].message()));
+    } else {
+      return InvalidArgument("{}: {}", run->label, errors[i].message());
+    }
+  }
+  for (Run* run : {base, neu}) {
+    if (run->ranks.empty()) return InvalidArgument("{}: none of the {} file(s) is a trace", run->label, run->files.size());
+    RANKSCOPE_RETURN_IF_ERROR(Resolve(run, warnings));
+  }
+  return OkStatus();
+}
+
+std::vector<double> PeerWait(const std::vector<CompareSummary>& run) {
+  std::vector<RankSummary> ranks;
+  for (const CompareSummary& s : run) ranks.push_back(s.rank);
+  return PeerWaitPerStep(ranks);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void JobLevel(const Run& base, const Run& neu, JobComparison* job) {
+  auto level = [](const Run& run, double* median, double* slowest, int64_t* slowest_rank) {
+    std::vector<double> means;
+    for (const CompareSummary& s : run.ranks) {
+      const double mean = ComputeStepStats(s).mean_ns;
+      means.push_back(mean);
+      if (mean > *slowest) *slowest = mean, *slowest_rank = s.rank.rank.rank;
+    }
+    *median = Median(means);
+  };
+  level(base, &job->base_median_step_ns, &job->base_slowest_step_ns, &job->base_slowest_rank);
+  level(neu, &job->new_median_step_ns, &job->new_slowest_step_ns, &job->new_slowest_rank);
+}
+
+}  // namespace
+
+size_t CountTraceFiles(const std::vector<std::string>& inputs) {
+  auto files = DiscoverTraceFiles(inputs);
+  return files.ok() ? files->size() : 0;
+}
+
+StatusOr<JobComparison> CompareJobs(const std::vector<std::string>& base_inputs,
+                                    const std::vector<std::string>& new_inputs, const CompareOptions& opt) {
+  JobComparison job;
+  job.base_inputs = base_inputs;
+  job.new_inputs = new_inputs;
+  job.options = {opt.steps, opt.rank, opt.use_input_shapes, opt.op_map, opt.max_kernels, opt.keep_outlier_steps};
+  RankCompareOptions rank_options;
+  rank_options.align.use_input_shapes = opt.use_input_shapes;
+  rank_options.max_kernels = opt.max_kernels;
+  rank_options.max_differences = opt.max_differences;
+  for (const std::string& m : opt.op_map) {
+    RANKSCOPE_ASSIGN_OR_RETURN(auto mapping, ParseOpMapping(m));
+    rank_options.align.op_map.push_back(std::move(mapping));
+  }
+
+  Run base{"BASE"}, neu{"NEW"};
+  auto base_files = DiscoverTraceFiles(base_inputs);
+  if (!base_files.ok()) return InvalidArgument("BASE: {}", base_files.status().message());
+  auto new_files = DiscoverTraceFiles(new_inputs);
+  if (!new_files.ok()) return InvalidArgument("NEW: {}", new_files.status().message());
+  base.files = std::move(base_files).value();
+  neu.files = std::move(new_files).value();
+  RANKSCOPE_RETURN_IF_ERROR(Load(&base, &neu, opt, &job.warnings));
+
+  // Pair the ranks.
+  std::map<int64_t, size_t> base_index, new_index;
+  for (size_t k = 0; k < base.ranks.size(); ++k) {
+    base_index[base.ranks[k].rank.rank.rank] = k;
+    job.base_ranks.push_back(base.ranks[k].rank.rank.rank);
+  }
+  for (size_t k = 0; k < neu.ranks.size(); ++k) {
+    new_index[neu.ranks[k].rank.rank.rank] = k;
+    job.new_ranks.push_back(neu.ranks[k].rank.rank.rank);
+  }
+  std::vector<std::pair<size_t, size_t>> pairs;
+  if (base.ranks.size() == 1 && neu.ranks.size() == 1) {
+    pairs.emplace_back(0, 0);
+    if (job.base_ranks[0] != job.new_ranks[0]) {
+      job.warnings.push_back(fmt::format("one trace on each side: comparing BASE rank {} with NEW rank {}",
+                                         job.base_ranks[0], job.new_ranks[0]));
+    }
+  } else {
+    for (const auto& [rank, k] : base_index) {
+      if (auto it = new_index.find(rank); it != new_index.end()) pairs.emplace_back(k, it->second);
+    }
+    if (pairs.empty()) {
+      return InvalidArgument(
+          "no rank in common: BASE has ranks {} and NEW has ranks {}; compare one trace file with another to compare "
+          "two different ranks",
+          RankList(job.base_ranks), RankList(job.new_ranks));
+    }
+    if (base.ranks.size() != neu.ranks.size() || pairs.size() != base.ranks.size()) {
+      job.warnings.push_back(fmt::format(
+          "BASE has {} rank(s) ({}) and NEW has {} ({}): comparing the {} rank(s) in both; the job figures (median and "
+          "slowest rank) use every rank of each run",
+          base.ranks.size(), RankList(job.base_ranks), neu.ranks.size(), RankList(job.new_ranks), pairs.size()));
+    }
+  }
+  if (opt.rank) {
+    const bool in_base = base_index.count(*opt.rank) > 0, in_new = new_index.count(*opt.rank) > 0;
+    if (!in_base || !in_new) {
+      return InvalidArgument("--rank {}: {} (BASE has ranks {}, NEW has ranks {})", *opt.rank,
+                             !in_base && !in_new ? "in neither run" : !in_base ? "only in NEW" : "only in BASE",
+                             RankList(job.base_ranks), RankList(job.new_ranks));
+    }
+    std::erase_if(pairs, [&](const auto& p) { return base.ranks[p.first].rank.rank.rank != *opt.rank; });
+  }
+
+  JobLevel(base, neu, &job);
+  // Focus: --rank, else the rank with the median delta and NEW's slowest rank.
+  std::vector<std::pair<double, int64_t>> deltas;
+  for (const auto& [b, n] : pairs) {
+    deltas.emplace_back(ComputeStepStats(neu.ranks[n]).mean_ns - ComputeStepStats(base.ranks[b]).mean_ns,
+                        neu.ranks[n].rank.rank.rank);
+  }
+  std::sort(deltas.begin(), deltas.end());
+  job.median_rank = deltas[(deltas.size() - 1) / 2].second;
+  std::set<int64_t> focus = {job.median_rank};
+  if (!opt.rank && new_index.count(job.new_slowest_rank) && base_index.count(job.new_slowest_rank)) {
+    focus.insert(job.new_slowest_rank);
+  }
+  job.focus_ranks.assign(focus.begin(), focus.end());
+
+  job.ranks.resize(pairs.size());
+  ParallelFor(pairs.size(), opt.threads == 0 ? DefaultThreadCount() : opt.threads, [&](size_t i) {
+    const CompareSummary& b = base.ranks[pairs[i].first];
+    const CompareSummary& n = neu.ranks[pairs[i].second];
+    job.ranks[i] = CompareRanks(b, n, rank_options, focus.count(n.rank.rank.rank) > 0 || pairs.size() == 1);
+  });
+
+  // Waiting for peers, when both runs have two or more ranks.
+  const std::vector<double> base_wait = PeerWait(base.ranks), new_wait = PeerWait(neu.ranks);
+  if (!base_wait.empty() && !new_wait.empty()) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      OverallRow row{"comm.wait", "waiting for peers at collectives", "communication", base_wait[pairs[i].first],
+                     new_wait[pairs[i].second]};
+      row.regression = row.delta_ns() > job.ranks[i].noise_ns;
+      row.improvement = row.delta_ns() < -job.ranks[i].noise_ns;
+      auto& rows = job.ranks[i].overall;
+      auto pos = std::find_if(rows.begin(), rows.end(), [](const OverallRow& r) { return r.key == "comm.exposed"; });
+      rows.insert(pos == rows.end() ? rows.end() : pos + 1, std::move(row));
+    }
+    job.base_comm_wait_ns = Median(base_wait);
+    job.new_comm_wait_ns = Median(new_wait);
+  }
+  for (const RankComparison& r : job.ranks) {
+    if (r.beyond_noise) job.changed_ranks.push_back(r.new_rank);
+  }
+  job.findings = CompareFindings(job.ranks);
+  return job;
+}
+
+}  // namespace rankscope::compare

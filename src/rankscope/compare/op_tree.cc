@@ -1,0 +1,218 @@
+#include "rankscope/compare/op_tree.h"
+
+#include <algorithm>
+
+namespace rankscope::compare {
+namespace {
+
+bool IsStepAnnotation(std::string_view name) { return name.substr(0, 13) == "ProfilerStep#"; }
+
+// "thread 13509 (pt_gloo_runloop)" -> "pt_gloo_runloop"; other names as they are.
+std::string_view ShortThreadName(std::string_view name) {
+  const size_t open = name.find('(');
+  if (name.substr(0, 7) == "thread " && open != std::string_view::npos && name.back() == ')') {
+    return name.substr(open + 1, name.size() - open - 2);
+  }
+  return name;
+}
+
+StepPhase PhaseAt(const std::vector<PhasePiece>& pieces, int64_t t) {
+  auto it = std::upper_bound(pieces.begin(), pieces.end(), t, [](int64_t x, const PhasePiece& p) { return x < p.end; });
+  return it != pieces.end() && it->start <= t ? it->phase : StepPhase::kOther;
+}
+
+}  // namespace
+
+std::string_view OpKindName(OpKind k) {
+  switch (k) {
+    case OpKind::kRank: return "rank";
+    case OpKind::kThread: return "thread";
+    case OpKind::kCpuOp: return "cpu_op";
+    case OpKind::kAnnotation: return "annotation";
+  }
+  return "?";
+}
+
+OpTreeBuilder::OpTreeBuilder(const TraceModel& model, CompareSummary* out, size_t max_nodes)
+    : m_(model), out_(out), max_nodes_(std::max<size_t>(max_nodes, 16)) {
+  name_of_slice_name_.assign(model.strings.size(), 0);
+  OpNode rank;
+  rank.name = out->names.Intern("[rank]");
+  rank.kind = OpKind::kRank;
+  out->ops.push_back(rank);
+  OpNode step;
+  step.name = out->names.Intern("[step]");
+  step.kind = OpKind::kThread;
+  step.parent = 0;
+  step.depth = 1;
+  out->ops.push_back(step);
+  out->ops[0].children.push_back(1);
+}
+
+uint32_t OpTreeBuilder::NodeFor(uint32_t parent, uint32_t name, uint32_t occurrence, uint16_t depth, bool* created) {
+  *created = false;
+  const ChildKey key{parent, name, occurrence};
+  if (auto it = children_.find(key); it != children_.end()) return it->second;
+  if (out_->ops.size() >= max_nodes_) return kNoIndex;
+  const auto id = static_cast<uint32_t>(out_->ops.size());
+  OpNode node;
+  node.name = name;
+  node.parent = parent;
+  node.depth = depth;
+  out_->ops.push_back(std::move(node));
+  out_->ops[parent].children.push_back(id);
+  children_.emplace(key, id);
+  *created = true;
+  return id;
+}
+
+uint32_t OpTreeBuilder::ThreadRoot(uint32_t track, uint32_t step_track, uint32_t first_slice) {
+  if (track == step_track) return 1;
+  if (auto it = thread_roots_.find(track); it != thread_roots_.end()) return it->second;
+  std::string_view role = ShortThreadName(m_.Str(m_.tracks[track].thread_name));
+  if (role.empty()) role = m_.Str(m_.slices.name[first_slice]);
+  const uint32_t name = out_->names.Intern("[thread] " + std::string(role));
+  const uint32_t occurrence = role_count_[name]++;
+  bool created;
+  uint32_t node = NodeFor(0, name, occurrence, 1, &created);
+  if (node == kNoIndex) node = 1;  // over the cap: the thread's operators join the step thread's
+  if (created) out_->ops[node].kind = OpKind::kThread;
+  thread_roots_.emplace(track, node);
+  return node;
+}
+
+uint32_t OpTreeBuilder::ShapesOf(uint32_t slice) {
+  const std::vector<OpShape>& shapes = m_.op_shapes;
+  auto it = std::lower_bound(shapes.begin(), shapes.end(), slice, [](const OpShape& s, uint32_t x) { return s.slice < x; });
+  if (it == shapes.end() || it->slice != slice) return 0;
+  out_->has_shapes = true;
+  return out_->names.Intern(m_.Str(it->shapes));
+}
+
+void OpTreeBuilder::AddStep(uint32_t step, int64_t start, int64_t end, uint32_t step_track,
+                            const std::vector<uint32_t>& order, const std::vector<PhasePiece>& phases) {
+  const SliceTable& s = m_.slices;
+  auto first = std::lower_bound(order.begin(), order.end(), start, [&](uint32_t i, int64_t t) { return s.ts[i] < t; });
+  std::unordered_map<uint32_t, std::vector<uint32_t>> per_track;
+  for (auto it = first; it != order.end() && s.ts[*it] < end; ++it) {
+    const uint32_t i = *it;
+    const Category c = s.category[i];
+    if (c != Category::kCpuOp && c != Category::kUserAnnotation) continue;
+    if (c == Category::kUserAnnotation && IsStepAnnotation(m_.Str(s.name[i]))) continue;
+    per_track[s.track[i]].push_back(i);
+  }
+  // The step thread first, then the others in the order of their first operator.
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>*>> tracks;
+  for (auto& [track, slices] : per_track) tracks.emplace_back(track, &slices);
+  std::sort(tracks.begin(), tracks.end(), [&](const auto& a, const auto& b) {
+    if ((a.first == step_track) != (b.first == step_track)) return a.first == step_track;
+    return s.ts[a.second->front()] != s.ts[b.second->front()] ? s.ts[a.second->front()] < s.ts[b.second->front()]
+                                                              : a.first < b.first;
+  });
+  for (auto& [track, slices] : tracks) {
+    // Parents before children: at equal starts the longer one encloses the shorter.
+    std::stable_sort(slices->begin(), slices->end(), [&](uint32_t a, uint32_t b) {
+      return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : s.dur[a] > s.dur[b];
+    });
+    AddTrack(step, track, ThreadRoot(track, step_track, slices->front()), *slices, phases);
+  }
+}
+
+void OpTreeBuilder::AddTrack(uint32_t step, uint32_t track, uint32_t root, std::vector<uint32_t>& slices,
+                             const std::vector<PhasePiece>& phases) {
+  struct Frame {
+    uint32_t instance;  // kNoIndex for the root and for folded instances
+    uint32_t node;
+    int64_t start, end;
+    int64_t children_ns = 0;  // Σ of its children's durations clipped to it
+    bool folded = false;
+    bool in_cpu_op = false;
+    std::vector<std::pair<uint32_t, uint32_t>> seen;  // name -> occurrences so far
+  };
+  const SliceTable& s = m_.slices;
+  std::vector<Frame> stack;
+  stack.push_back({kNoIndex, root, INT64_MIN, INT64_MAX});
+  std::vector<uint32_t>& index = by_track_[track];
+  if (index.empty()) tracks_.push_back(track);
+  auto pop = [&]() {
+    Frame f = std::move(stack.back());
+    stack.pop_back();
+    const int64_t dur = f.end - f.start;
+    if (!f.folded) out_->ops[f.node].self_ns += dur - std::min(f.children_ns, dur);
+    Frame& parent = stack.back();
+    if (stack.size() > 1 && !f.folded) {  // a folded child's time stays in its parent's self time
+      parent.children_ns += std::max<int64_t>(0, std::min(f.end, parent.end) - std::max(f.start, parent.start));
+    }
+  };
+  for (const uint32_t i : slices) {
+    const int64_t ts = s.ts[i], te = ts + s.dur[i];
+    while (stack.size() > 1 && stack.back().end <= ts) pop();
+    Frame& parent = stack.back();
+    Frame frame{kNoIndex, parent.node, ts, te};
+    frame.folded = parent.folded;
+    if (!frame.folded) {
+      const StringId sid = s.name[i];
+      if (name_of_slice_name_[sid] == 0) name_of_slice_name_[sid] = out_->names.Intern(m_.Str(sid)) + 1;
+      const uint32_t name = name_of_slice_name_[sid] - 1;
+      uint32_t occurrence = 0;
+      auto seen = std::find_if(parent.seen.begin(), parent.seen.end(), [&](const auto& p) { return p.first == name; });
+      if (seen == parent.seen.end()) {
+        parent.seen.emplace_back(name, 1);
+      } else {
+        occurrence = seen->second++;
+      }
+      bool created;
+      const uint32_t node = NodeFor(parent.node, name, occurrence, static_cast<uint16_t>(stack.size()), &created);
+      if (node == kNoIndex) {
+        frame.folded = true;
+      } else {
+        const bool cpu_op = s.category[i] == Category::kCpuOp;
+        OpNode& n = out_->ops[node];
+        const uint32_t shapes = ShapesOf(i);
+        if (n.count == 0) {
+          n.kind = cpu_op ? OpKind::kCpuOp : OpKind::kAnnotation;
+          n.phase = PhaseAt(phases, ts);
+          n.shapes = shapes;
+        } else if (shapes != n.shapes) {
+          n.shapes_vary = true;
+        }
+        ++n.count;
+        n.host_ns += te - ts;
+        frame.node = node;
+        frame.in_cpu_op = cpu_op || parent.in_cpu_op;
+        frame.instance = static_cast<uint32_t>(instances_.size());
+        instances_.push_back({ts, te, node, parent.instance, track, step, cpu_op, frame.in_cpu_op});
+        slices_.push_back(i);
+        index.push_back(frame.instance);
+      }
+    }
+    if (frame.folded) ++folded_;
+    stack.push_back(std::move(frame));
+  }
+  while (stack.size() > 1) pop();
+}
+
+const std::vector<uint32_t>& OpTreeBuilder::TrackInstances(uint32_t track) const {
+  static const std::vector<uint32_t> kEmpty;
+  auto it = by_track_.find(track);
+  return it == by_track_.end() ? kEmpty : it->second;
+}
+
+uint32_t OpTreeBuilder::InstanceAt(uint32_t track, int64_t t) const {
+  const std::vector<uint32_t>& list = TrackInstances(track);
+  auto it = std::upper_bound(list.begin(), list.end(), t, [&](int64_t x, uint32_t i) { return x < instances_[i].start; });
+  if (it == list.begin()) return kNoIndex;
+  uint32_t i = *(it - 1);
+  while (i != kNoIndex && instances_[i].end <= t) i = instances_[i].parent;
+  return i;
+}
+
+uint32_t OpTreeBuilder::OutermostStartingAt(uint32_t track, int64_t t) const {
+  uint32_t i = InstanceAt(track, t);
+  while (i != kNoIndex && instances_[i].parent != kNoIndex && instances_[instances_[i].parent].start == instances_[i].start) {
+    i = instances_[i].parent;
+  }
+  return i;
+}
+
+}  // namespace rankscope::compare

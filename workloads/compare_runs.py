@@ -1,0 +1,207 @@
+"""Pairs of real PyTorch runs that differ by one known change, for `rankscope compare` (CPU,
+gloo, DistributedDataParallel, a small MLP fed by a real DataLoader).
+
+    python3 workloads/compare_runs.py --out DIR --pair wider --pair batch ...   (one rank)
+    torchrun --nproc_per_node=2 workloads/compare_runs.py --out DIR --pair ranks
+
+A pair is BASE (the reference settings) and NEW (one change). Both are trained in one process
+and profiled in one torch.profiler session (record_shapes, with_stack, profile_memory), their
+steps interleaved: BASE, NEW, BASE, NEW... so that both see the same machine load, however the
+load of a shared machine comes and goes. The exported trace is then split by step into
+DIR/<pair>/base/rank<R>.pt.trace.json.gz and DIR/<pair>/new/rank<R>.pt.trace.json.gz, each the
+events of its own steps (plus the trace's metadata). Pairs:
+
+    same        NEW = BASE (identical runs)
+    wider       the second hidden layer is 4x wider
+    extra_op    forward multiplies the activations by a fixed matrix (one extra operator)
+    batch       twice the batch size
+    slow_data   the dataset sleeps in __getitem__ (a slower data pipeline)
+    bf16        forward under torch.autocast("cpu", torch.bfloat16) instead of fp32
+    ranks       (torchrun, 2 ranks) BASE: each rank trains in a process group of its own, and
+                only rank 0's trace is kept (a one-rank job); NEW: both ranks train one model
+                together (a two-rank job): a different number of ranks
+
+DIR/<pair>/truth.json (rank 0) records the pair, its settings and the step numbers of each side.
+"""
+
+import argparse
+import gzip
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+PAIRS = ("same", "wider", "extra_op", "batch", "slow_data", "bf16", "ranks")
+BASE = {"d_in": 512, "hidden": 1024, "hidden2": 1024, "batch": 32, "extra_op": False, "data_sleep_s": 0.0,
+        "bf16": False}
+
+
+def settings(pair):
+    """(BASE, NEW) settings of a pair."""
+    base, new = dict(BASE), dict(BASE)
+    if pair == "wider":
+        new["hidden2"] = 4 * BASE["hidden2"]
+    elif pair == "extra_op":
+        new["extra_op"] = True
+    elif pair == "batch":
+        new["batch"] = 2 * BASE["batch"]
+    elif pair == "slow_data":
+        new["data_sleep_s"] = 0.0003  # per sample: about 10 ms per batch of 32
+    elif pair == "bf16":
+        new["bf16"] = True
+    elif pair == "ranks":  # communication-heavy: a large layer, a small batch
+        base.update(d_in=2048, hidden=2048, hidden2=2048, batch=4)
+        new = dict(base)
+    return base, new
+
+
+class Samples(Dataset):
+    def __init__(self, n, d, sleep_s):
+        g = torch.Generator().manual_seed(0)
+        self.x = torch.randn(n, d, generator=g)
+        self.y = torch.randint(0, 10, (n,), generator=g)
+        self.sleep_s = sleep_s
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
+        return self.x[i], self.y[i]
+
+
+class Net(nn.Module):
+    def __init__(self, s):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(s["d_in"], s["hidden"]), nn.ReLU(), nn.Linear(s["hidden"], s["hidden2"]),
+                                  nn.ReLU())
+        self.head = nn.Linear(s["hidden2"], 10)
+        # The extra operator: a fixed (not learned) mixing matrix applied after the body.
+        self.register_buffer("mix", torch.randn(s["hidden2"], s["hidden2"]) / s["hidden2"] ** 0.5)
+        self.extra_op = s["extra_op"]
+
+    def forward(self, x):
+        x = self.body(x)
+        if self.extra_op:
+            x = torch.matmul(x, self.mix)
+        return self.head(x)
+
+
+class Trainer:
+    """One side of a pair: its model, optimizer and data."""
+
+    def __init__(self, s, steps, group):
+        torch.manual_seed(0)
+        world = dist.get_world_size(group)
+        data = Samples(s["batch"] * steps * world, s["d_in"], s["data_sleep_s"])
+        sampler = torch.utils.data.distributed.DistributedSampler(data, num_replicas=world,
+                                                                  rank=dist.get_rank(group), shuffle=False)
+        self.batches = iter(DataLoader(data, batch_size=s["batch"], sampler=sampler))
+        self.model = nn.parallel.DistributedDataParallel(Net(s), process_group=group)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01)
+        self.bf16 = s["bf16"]
+
+    def step(self):
+        x, y = next(self.batches)
+        self.opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            loss = nn.functional.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+
+
+def split_trace(path, out_dirs, rank, keep):
+    """Writes the events of the even-numbered recorded steps to out_dirs[0] and of the odd ones
+    to out_dirs[1] (when keep[i]); returns the ProfilerStep numbers of each side."""
+    with open(path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    steps = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                    and e.get("name", "").startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    spans = [(float(e["ts"]), float(e["ts"]) + float(e["dur"]), k % 2) for k, e in enumerate(steps)]
+    sides = ([], [])
+    for e in events:
+        ts = e.get("ts")
+        side = None
+        if ts is not None and e.get("ph") != "M":
+            t = float(ts)
+            for start, end, s in spans:
+                if start <= t < end:
+                    side = s
+                    break
+        for s in (0, 1):
+            if side is None or side == s:
+                sides[s].append(e)
+    numbers = ([], [])
+    for k, e in enumerate(steps):
+        numbers[k % 2].append(int(e["name"].split("#")[1]))
+    for s in (0, 1):
+        if not keep[s]:
+            continue
+        os.makedirs(out_dirs[s], exist_ok=True)
+        part = dict(trace)
+        part["traceEvents"] = sides[s]
+        with gzip.open(os.path.join(out_dirs[s], f"rank{rank}.pt.trace.json.gz"), "wt") as f:
+            json.dump(part, f)
+    return numbers
+
+
+def run(pair, args, rank, world):
+    base_s, new_s = settings(pair)
+    steps = args.warmup + 2 * args.steps + 2
+    if pair == "ranks":
+        own = [dist.new_group([r]) for r in range(world)][rank]  # every rank creates every group
+        sides = [Trainer(base_s, steps, own), Trainer(new_s, steps, dist.group.WORLD)]
+    else:
+        sides = [Trainer(base_s, steps, dist.group.WORLD), Trainer(new_s, steps, dist.group.WORLD)]
+    for _ in range(args.warmup):  # DDP builds its buckets in the first steps; caches warm up
+        for t in sides:
+            t.step()
+    out = os.path.join(args.out, pair)
+    os.makedirs(out, exist_ok=True)
+    raw = os.path.join(out, f".rank{rank}.raw.json")
+    # Recorded steps alternate BASE, NEW, ... (the profiler's warm-up step is a NEW step).
+    schedule = torch.profiler.schedule(wait=0, warmup=1, active=2 * args.steps)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
+                                on_trace_ready=lambda prof: prof.export_chrome_trace(raw), record_shapes=True,
+                                with_stack=True, profile_memory=True) as prof:
+        for i in range(2 * args.steps + 1):
+            sides[(i + 1) % 2].step()
+            prof.step()
+    keep_base = pair != "ranks" or rank == 0
+    numbers = split_trace(raw, [os.path.join(out, "base"), os.path.join(out, "new")], rank, [keep_base, True])
+    os.remove(raw)
+    dist.barrier()
+    if rank == 0:
+        with open(os.path.join(out, "truth.json"), "w") as f:
+            json.dump({"pair": pair, "world_size": world, "base": base_s, "new": new_s,
+                       "base_steps": numbers[0], "new_steps": numbers[1]}, f, indent=1)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True)
+    p.add_argument("--pair", action="append", required=True, choices=PAIRS)
+    p.add_argument("--steps", type=int, default=8, help="profiled steps per side")
+    p.add_argument("--warmup", type=int, default=3, help="unprofiled steps per side first")
+    args = p.parse_args()
+    if "RANK" not in os.environ:  # plain `python3`: a one-rank job
+        os.environ.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 1000))
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.set_num_threads(1)
+    for pair in args.pair:
+        if pair == "ranks" and world < 2:
+            raise SystemExit("the ranks pair needs two ranks: torchrun --nproc_per_node=2 ...")
+        run(pair, args, rank, world)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
