@@ -25,7 +25,7 @@ std::vector<Finding> CompareFindings(const std::vector<RankComparison>& ranks, s
         f.subject_kind = std::string(CauseName(d.cause));
         f.cost.method = CostMethod::kDelta;
         f.cost.unit = "step";
-        f.next = {NextStepKind::kCompareDetail, d.subject,
+        f.next = {NextStepKind::kCompareTable, d.subject,
                   d.subject_kind == "module" ? "modules" : d.cause == Cause::kCommunication ? "communication" : "operators"};
       }
       f.ranks.push_back(r.new_rank);
@@ -44,13 +44,11 @@ std::vector<Finding> CompareFindings(const std::vector<RankComparison>& ranks, s
         e.kind = EvidenceKind::kCompareDelta;
         e.rank = r.new_rank;
         e.subject = d.subject;
+        e.subject_kind = d.subject_kind;
         e.detail = std::string(CauseName(d.cause));
-        e.value = d.new_ns;
-        e.reference = d.base_ns;
-        e.threshold = r.noise_ns;
-        e.count = d.new_count;
-        e.reference_count = d.base_count;
-        e.extra = r.delta_ns;  // the rank's step-time delta
+        e.Set("base_ns", d.base_ns).Set("new_ns", d.new_ns).Set("delta_ns", d.delta_ns());
+        e.Set("noise_ns", r.noise_ns).Set("step_delta_ns", r.delta_ns);
+        if (d.base_count > 0 || d.new_count > 0) e.Set("base_count", d.base_count).Set("new_count", d.new_count);
         e.text = d.before.empty() ? "" : d.before + " -> " + d.after;
         f.evidence.push_back(std::move(e));
       }
@@ -61,13 +59,7 @@ std::vector<Finding> CompareFindings(const std::vector<RankComparison>& ranks, s
     std::sort(f.ranks.begin(), f.ranks.end());
     out.push_back(std::move(f));
   }
-  // Regressions by what reverting them is worth, then improvements by size.
-  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
-    if ((a.kind == FindingKind::kCompareRegression) != (b.kind == FindingKind::kCompareRegression)) {
-      return a.kind == FindingKind::kCompareRegression;
-    }
-    return std::fabs(a.cost.added_ns) > std::fabs(b.cost.added_ns);
-  });
+  RankFindings(&out);  // regressions by what reverting them is worth, then improvements
   return out;
 }
 
