@@ -36,26 +36,31 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
 
 PAIRS = ("same", "wider", "extra_op", "batch", "slow_data", "bf16", "ranks")
-BASE = {"d_in": 512, "hidden": 1024, "hidden2": 1024, "batch": 32, "extra_op": False, "data_sleep_s": 0.0,
+BASE = {"d_in": 512, "hidden": 512, "hidden2": 1024, "batch": 64, "extra_op": False, "data_sleep_s": 0.0,
         "bf16": False}
 
 
 def settings(pair):
-    """(BASE, NEW) settings of a pair."""
-    base, new = dict(BASE), dict(BASE)
+    """(BASE, NEW) settings of a pair. Each change costs about as much as BASE's whole step or
+    more, so that it stands out of the step-to-step noise of a busy machine."""
+    base = dict(BASE)
+    if pair == "extra_op":  # a smaller body, so that one extra matmul weighs as much as the step
+        base.update(d_in=256, hidden=256)
+    elif pair == "bf16":  # large matmuls: bf16 changes their cost by a large factor (AMX, or emulation)
+        base.update(d_in=1024, hidden=1024, batch=128)
+    elif pair == "ranks":  # communication-heavy: large layers, a small batch
+        base.update(d_in=2048, hidden=2048, hidden2=2048, batch=4)
+    new = dict(base)
     if pair == "wider":
-        new["hidden2"] = 4 * BASE["hidden2"]
+        new["hidden2"] = 4 * base["hidden2"]
     elif pair == "extra_op":
         new["extra_op"] = True
     elif pair == "batch":
-        new["batch"] = 2 * BASE["batch"]
+        new["batch"] = 2 * base["batch"]
     elif pair == "slow_data":
-        new["data_sleep_s"] = 0.0003  # per sample: about 10 ms per batch of 32
+        new["data_sleep_s"] = 0.0003  # per sample: about 20 ms per batch of 64
     elif pair == "bf16":
         new["bf16"] = True
-    elif pair == "ranks":  # communication-heavy: a large layer, a small batch
-        base.update(d_in=2048, hidden=2048, hidden2=2048, batch=4)
-        new = dict(base)
     return base, new
 
 
@@ -81,8 +86,9 @@ class Net(nn.Module):
         self.body = nn.Sequential(nn.Linear(s["d_in"], s["hidden"]), nn.ReLU(), nn.Linear(s["hidden"], s["hidden2"]),
                                   nn.ReLU())
         self.head = nn.Linear(s["hidden2"], 10)
-        # The extra operator: a fixed (not learned) mixing matrix applied after the body.
-        self.register_buffer("mix", torch.randn(s["hidden2"], s["hidden2"]) / s["hidden2"] ** 0.5)
+        # The extra operator: a fixed mixing matrix applied after the body (a plain tensor, not a
+        # parameter or buffer, so that DDP neither reduces nor broadcasts it).
+        self.mix = torch.randn(s["hidden2"], s["hidden2"]) / s["hidden2"] ** 0.5
         self.extra_op = s["extra_op"]
 
     def forward(self, x):

@@ -15,6 +15,7 @@
 
 #include "rankscope/cli/commands.h"
 #include "rankscope/compare/job_compare.h"
+#include "rankscope/report/compare_report_json.h"
 #include "rankscope/report/compare_report_text.h"
 #include "rankscope/report/progress.h"
 
@@ -47,6 +48,23 @@ int Fail(const Status& s) {
   return 1;
 }
 
+// Writes to `path` ("-": stdout); 1 with a message when the file cannot be written.
+template <typename Write>
+int WriteOutput(const std::string& path, Write write) {
+  if (path == "-") {
+    write(std::cout);
+    return 0;
+  }
+  std::ofstream out(path, std::ios::binary);
+  write(out);
+  out.close();
+  if (!out) {
+    fmt::print(stderr, "rankscope: error: cannot write {}\n", path);
+    return 1;
+  }
+  return 0;
+}
+
 int RunCompare(const CompareFlags& f) {
   if (f.paths.size() != 2) {
     return Fail(InvalidArgument("compare needs two runs: rankscope compare BASE NEW (trace files, directories of ranks "
@@ -67,9 +85,11 @@ int RunCompare(const CompareFlags& f) {
   opt.file_done = [&progress] { progress.ItemDone(); };
   auto job = compare::CompareJobs(base, neu, opt);
   if (!job.ok()) return Fail(job.status());
-  std::cout << RenderCompareReport(*job, {f.top, UseColor(f.color)});
+  int rc = 0;
+  if (!f.json_path.empty()) rc |= WriteOutput(f.json_path, [&](std::ostream& out) { WriteCompareJson(*job, out); });
+  if (f.json_path != "-") std::cout << RenderCompareReport(*job, {f.top, UseColor(f.color)});
   for (const std::string& w : job->warnings) fmt::print(stderr, "rankscope: warning: {}\n", w);
-  return 0;
+  return rc;
 }
 
 }  // namespace
@@ -80,7 +100,7 @@ void RegisterCompareCommand(CLI::App& app, int* exit_code) {
       "compare", "What changed between two runs (BASE and NEW: trace files, directories of ranks or capture "
                  "directories) and what it costs: the step-time delta split into ranked differences that add up to it");
   cmd->add_option("runs", f->paths, "BASE NEW")->required()->expected(1, 2);
-  cmd->add_option("--json", f->json_path, "Also write the comparison as JSON (schema rankscope.compare/1) to FILE");
+  cmd->add_option("--json", f->json_path, "Also write the comparison as JSON (schema rankscope.compare/1) to FILE ('-': stdout only)");
   cmd->add_option("--xlsx", f->xlsx_path, "Also write an Excel workbook (one sheet per comparison) to FILE");
   cmd->add_option("--csv", f->csv_dir, "Also write one CSV file per table into DIR");
   cmd->add_option("--steps", f->steps, "Compare profiler steps A..B of both runs (A:B, A:, :B or A)");

@@ -95,6 +95,7 @@ struct Difference {
 
 struct OperatorRow {
   uint32_t depth = 0;
+  bool expanded = false;     // its children follow as rows (they split its time)
   std::string name;          // BASE's name for pairs (NEW's when renamed: "old -> new")
   std::string path;          // names from the thread root, " > "-joined
   std::string status;        // "same", "shapes", "dtypes", "added", "removed"
@@ -188,7 +189,8 @@ struct RankComparison {
   std::vector<Observation> observations;
   std::vector<Difference> differences;  // ranked by |Δ|; they add up to delta_ns
   double explained_ns = 0;   // Σ of the differences beyond noise
-  double unexplained_ns = 0; // delta - explained
+  double unexplained_ns = 0; // delta - explained: differences within noise + variation
+  double variation_ns = 0;   // delta - Σ of all differences: mean vs typical step (docs/compare.md)
   double aligned_share = 0;  // share of BASE's attributed time in paired operators
   bool detailed = false;     // the tables below are filled
   std::vector<OperatorRow> operators;

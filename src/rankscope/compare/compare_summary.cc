@@ -76,8 +76,19 @@ void LinkBackward(const TraceModel& m, const OpTreeBuilder& ops, CompareSummary*
     const uint32_t fwd = ops.OutermostStartingAt(pair.first->track, pair.first->ts);
     const uint32_t bwd = ops.OutermostStartingAt(pair.second->track, pair.second->ts);
     if (fwd == kNoIndex || bwd == kNoIndex) continue;
-    OpNode& node = out->ops[ops.instance(bwd).node];
-    if (node.forward == kNoIndex) node.forward = ops.instance(fwd).node;
+    // The flow ends at the backward function (AddmmBackward0); the autograd engine's
+    // evaluate_function op around it belongs to the same forward op.
+    const uint32_t forward = ops.instance(fwd).node;
+    for (uint32_t i = bwd; i != kNoIndex; i = ops.instance(i).parent) {
+      OpNode& node = out->ops[ops.instance(i).node];
+      if (node.forward == kNoIndex) node.forward = forward;
+      if (out->names.Get(node.name).rfind("autograd::engine::evaluate_function: ", 0) == 0) break;
+      const uint32_t parent = ops.instance(i).parent;
+      if (parent == kNoIndex ||
+          out->names.Get(out->ops[ops.instance(parent).node].name).rfind("autograd::engine::evaluate_function: ", 0) != 0) {
+        break;
+      }
+    }
   }
 }
 
@@ -167,6 +178,11 @@ void BuildCommRows(const RankSummary& r, const KeptSpans& kept, const std::vecto
     ++row.count;
     row.time_ns += c.end_ns - c.start_ns;
     row.exposed_ns += exposed[k];
+    if (out->has_step_cells()) {
+      const size_t steps = out->steps.kept();
+      if (out->comm_step_cells.size() < out->comm.size() * steps) out->comm_step_cells.resize(out->comm.size() * steps, 0.0f);
+      out->comm_step_cells[it->second * steps + kept.Find(c.start_ns - r.time_origin_ns)] += static_cast<float>(exposed[k]);
+    }
     if (c.bytes >= 0) {
       row.bytes += c.bytes;
       if (c.end_ns > c.start_ns) {
@@ -174,6 +190,7 @@ void BuildCommRows(const RankSummary& r, const KeptSpans& kept, const std::vecto
       }
     }
   }
+  if (out->has_step_cells()) out->comm_step_cells.resize(out->comm.size() * out->steps.kept(), 0.0f);
   for (size_t k = 0; k < out->comm.size(); ++k) {
     CommRow& row = out->comm[k];
     row.algbw_gbps = static_cast<double>(Quantile(algbw[k], 0.5)) / 1e9;
@@ -334,6 +351,12 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, RankSummary r,
   std::sort(in.cpu_collectives.begin(), in.cpu_collectives.end(),
             [](const CpuCollective& a, const CpuCollective& b) { return a.start < b.start; });
   in.max_activity_ns = max_activity;
+  const size_t kept_count = kept_steps.size();
+  if (out.ops.size() * kept_count <= options.max_step_cells) {
+    out.op_step_cells.assign(out.ops.size() * kept_count, 0.0f);
+    out.gap_step_cells.assign(kNumStepPhases * kept_count, 0.0f);
+    out.unlinked_step_cells.assign(kNumKernelClasses * kept_count, 0.0f);
+  }
   std::vector<double> collective_exposed(r.collectives.size(), 0.0);
   for (uint32_t k = 0; k < kept_steps.size(); ++k) {
     const ProfilerStep& st = *kept_steps[k].step;

@@ -1,6 +1,7 @@
 #include "rankscope/compare/delta_attribution.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -21,10 +22,32 @@ bool IsCast(std::string_view name) {
   return name.find("ToCopyBackward") != std::string_view::npos;
 }
 
+// Per-step sums of a group of cells on both sides, for robust estimates.
+struct StepSums {
+  std::vector<double> base, neu;
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void Merge(const StepSums& from, StepSums* to) {
+  for (auto [src, dst] : {std::pair{&from.base, &to->base}, std::pair{&from.neu, &to->neu}}) {
+    if (src->empty()) continue;
+    dst->resize(src->size(), 0.0);
+    for (size_t i = 0; i < src->size(); ++i) (*dst)[i] += (*src)[i];
+  }
+}
+
 // One difference being assembled.
 struct Item {
   Difference d;
   std::map<std::string, DiffPart> parts;
+  std::map<std::string, StepSums> part_steps;
+  StepSums steps;
   std::array<double, kNumStepPhases> phase_delta{};
   double best_pair_delta = -1;  // shapes / dtypes: the pair whose before/after is shown
 };
@@ -33,7 +56,9 @@ class Grouper {
  public:
   Grouper(const CompareSummary& base, const CompareSummary& neu, const TreeAlignment& ops)
       : base_(base), neu_(neu), ops_(ops), kb_(std::max<uint32_t>(1, base.steps.kept())),
-        kn_(std::max<uint32_t>(1, neu.steps.kept())) {}
+        kn_(std::max<uint32_t>(1, neu.steps.kept())), robust_(base.has_step_cells() && neu.has_step_cells()) {}
+
+  bool robust() const { return robust_; }
 
   void Run() {
     ClassifyNew();
@@ -61,12 +86,15 @@ class Grouper {
     return static_cast<uint32_t>(it->second);
   }
 
-  // Module of an operator (its forward op's for backward ops), or kNoIndex.
+  // Module of an operator: its own or its forward op's (backward ops), else the nearest
+  // ancestor's; kNoIndex when none.
   static uint32_t ModuleOf(const CompareSummary& s, uint32_t node) {
-    const OpNode& n = s.ops[node];
-    uint32_t m = n.forward != kNoIndex ? s.ops[n.forward].module : n.module;
-    if (m == kNoIndex && n.forward == kNoIndex) m = n.module;
-    return m == 0 ? kNoIndex : m;
+    for (uint32_t k = node; k != kNoIndex && !Root(s.ops[k]); k = s.ops[k].parent) {
+      const OpNode& n = s.ops[k];
+      const uint32_t m = n.forward != kNoIndex ? s.ops[n.forward].module : n.module;
+      if (m != kNoIndex && m != 0) return m;
+    }
+    return kNoIndex;
   }
 
   // The unit a same-work operator is grouped under: its module, else its top-level operator.
@@ -78,15 +106,35 @@ class Grouper {
     return {s.names.Get(s.ops[top].name), "operator"};
   }
 
-  // A paired operator's own cause: shapes, dtypes or same work.
+  // Whether an unpaired child of the node is a cast (autocast adds aten::to under aten::linear).
+  bool CastsChanged(const CompareSummary& s, uint32_t node, const std::vector<uint32_t>& partner) const {
+    for (uint32_t c : s.ops[node].children) {
+      if (partner[c] == kNoIndex && IsCast(s.names.Get(s.ops[c].name))) return true;
+    }
+    return false;
+  }
+
+  // "aten::matmul in Net_0": an added or removed operator and where (its module, else the
+  // top-level operator it runs in; just its name at the top level).
+  static std::string AddedSubject(const CompareSummary& s, uint32_t node) {
+    const std::string& name = s.names.Get(s.ops[node].name);
+    const std::string unit = Unit(s, node).first;
+    return unit == name ? name : name + " in " + unit;
+  }
+
+  // A paired operator's own cause: shapes, dtypes (its input types differ, or it casts its
+  // inputs in one run only) or same work.
   Cause PairCause(uint32_t b, uint32_t n) const {
     const OpNode& bn = base_.ops[b];
     const OpNode& nn = neu_.ops[n];
-    if (bn.shapes == 0 || nn.shapes == 0 || bn.shapes_vary || nn.shapes_vary) return Cause::kSameWork;
+    const bool casts = CastsChanged(base_, b, ops_.base_to_new) || CastsChanged(neu_, n, ops_.new_to_base);
+    if (bn.shapes == 0 || nn.shapes == 0 || bn.shapes_vary || nn.shapes_vary) {
+      return casts ? Cause::kDtypes : Cause::kSameWork;
+    }
     const std::string& bs = base_.names.Get(bn.shapes);
     const std::string& ns = neu_.names.Get(nn.shapes);
     if (ShapeDims(bs) != ShapeDims(ns)) return Cause::kShapes;
-    if (ShapeTypes(bs) != ShapeTypes(ns)) return Cause::kDtypes;
+    if (ShapeTypes(bs) != ShapeTypes(ns) || casts) return Cause::kDtypes;
     return Cause::kSameWork;
   }
 
@@ -116,6 +164,21 @@ class Grouper {
     }
   }
 
+  // Adds the per-step cells of row `index` of `cells` to an item and one of its parts.
+  void AddSteps(Item& it, const std::string& where, const std::vector<float>& cells, size_t index, bool is_new) {
+    if (!robust_) return;
+    const size_t k = static_cast<size_t>(is_new ? kn_ : kb_);
+    StepSums& part = it.part_steps[where];
+    std::vector<double>& total = is_new ? it.steps.neu : it.steps.base;
+    std::vector<double>& sums = is_new ? part.neu : part.base;
+    total.resize(k, 0.0);
+    sums.resize(k, 0.0);
+    for (size_t st = 0; st < k; ++st) {
+      total[st] += cells[index * k + st];
+      sums[st] += cells[index * k + st];
+    }
+  }
+
   void Add(uint32_t item, const CompareSummary& s, uint32_t node, bool is_new, const std::string& where) {
     const OpNode& n = s.ops[node];
     const double k = is_new ? kn_ : kb_;
@@ -127,6 +190,7 @@ class Grouper {
     (is_new ? it.d.new_host_ns : it.d.base_host_ns) += n.attributed_host_ns / k;
     (is_new ? part.new_ns : part.base_ns) += cells;
     it.phase_delta[static_cast<int>(n.phase)] += is_new ? cells : -cells;
+    AddSteps(it, where, s.op_step_cells, node, is_new);
     ++it.d.cells;
   }
 
@@ -144,7 +208,7 @@ class Grouper {
       if (Root(node)) continue;
       const uint32_t b = ops_.new_to_base[n];
       const Cause own = b == kNoIndex ? Cause::kAdded : PairCause(b, n);
-      const uint32_t item = Place(neu_, new_item_, n, own, neu_.names.Get(node.name) + " in " + Unit(neu_, n).first);
+      const uint32_t item = Place(neu_, new_item_, n, own, AddedSubject(neu_, n));
       new_item_[n] = item;
       Item& it = items_[item];
       const Cause cause = it.d.cause;
@@ -155,14 +219,22 @@ class Grouper {
         it.d.new_count += static_cast<double>(node.count) / kn_;
       }
       if (b != kNoIndex && (own == Cause::kShapes || own == Cause::kDtypes) && cause == own) {
-        const double delta = std::fabs(node.attributed_total_ns / kn_ - base_.ops[b].attributed_total_ns / kb_);
+        // The example shown: a forward operator (its shapes say what changed) with the largest
+        // change, before any backward one.
+        const double delta = std::fabs(node.attributed_total_ns / kn_ - base_.ops[b].attributed_total_ns / kb_) +
+                             (node.forward == kNoIndex && node.phase != StepPhase::kBackward ? 1e15 : 0);
         if (delta > it.best_pair_delta) {
           it.best_pair_delta = delta;
           const std::string& bs = base_.names.Get(base_.ops[b].shapes);
           const std::string& ns = neu_.names.Get(node.shapes);
-          it.d.before = fmt::format("{} {}", base_.names.Get(base_.ops[b].name),
-                                    own == Cause::kShapes ? ShapeDims(bs) : ShapeTypes(bs));
-          it.d.after = fmt::format("{} {}", neu_.names.Get(node.name), own == Cause::kShapes ? ShapeDims(ns) : ShapeTypes(ns));
+          const bool types_differ = ShapeTypes(bs) != ShapeTypes(ns);
+          if (own == Cause::kShapes || types_differ) {
+            it.d.before = fmt::format("{} {}", base_.names.Get(base_.ops[b].name),
+                                      own == Cause::kShapes ? ShapeDims(bs) : ShapeTypes(bs));
+            it.d.after = fmt::format("{} {}", neu_.names.Get(node.name), own == Cause::kShapes ? ShapeDims(ns) : ShapeTypes(ns));
+          } else {
+            it.best_pair_delta = -1;  // casts only: keep looking for a pair whose types say it
+          }
         }
       }
     }
@@ -182,7 +254,7 @@ class Grouper {
         item = new_item_[n];
         if (item == kNoIndex) continue;  // cannot happen: every non-root NEW node has an item
       } else {
-        item = Place(base_, base_item_, b, Cause::kRemoved, base_.names.Get(node.name) + " in " + Unit(base_, b).first);
+        item = Place(base_, base_item_, b, Cause::kRemoved, AddedSubject(base_, b));
         if (items_[item].d.cause == Cause::kRemoved && (node.parent == kNoIndex || base_item_[node.parent] != item) &&
             (node.forward == kNoIndex || base_item_[node.forward] != item)) {
           items_[item].d.base_count += static_cast<double>(node.count) / kb_;
@@ -190,8 +262,17 @@ class Grouper {
       }
       base_item_[b] = item;
       const Cause cause = items_[item].d.cause;
-      // A pair's parts are keyed like NEW's, so that both sides of a pair meet in one part.
-      const std::string where = n != kNoIndex ? Where(neu_, n, cause) : Where(base_, b, cause);
+      // Parts are keyed by NEW's names, so that both sides meet in one part: a pair by its NEW
+      // node, a removed operator inside a changed pair by that pair's NEW node.
+      std::string where;
+      if (n != kNoIndex) {
+        where = Where(neu_, n, cause);
+      } else {
+        uint32_t anchor = b;
+        while (anchor != kNoIndex && ops_.base_to_new[anchor] == kNoIndex) anchor = base_.ops[anchor].parent;
+        const bool inherited = cause != Cause::kRemoved && anchor != kNoIndex && !Root(base_.ops[anchor]);
+        where = inherited ? Where(neu_, ops_.base_to_new[anchor], cause) : Where(base_, b, cause);
+      }
       Add(item, base_, b, false, where);
     }
   }
@@ -211,10 +292,13 @@ class Grouper {
       target.d.new_host_ns += it.d.new_host_ns;
       target.d.cells += it.d.cells;
       for (int p = 0; p < kNumStepPhases; ++p) target.phase_delta[p] += it.phase_delta[p];
-      DiffPart& part = target.parts[fmt::format("{} {}", CauseName(it.d.cause), it.d.subject)];
-      part.where = fmt::format("{} {}", CauseName(it.d.cause), it.d.subject);
+      const std::string where = fmt::format("{} {}", CauseName(it.d.cause), it.d.subject);
+      DiffPart& part = target.parts[where];
+      part.where = where;
       part.base_ns += it.d.base_ns;
       part.new_ns += it.d.new_ns;
+      Merge(it.steps, &target.steps);
+      Merge(it.steps, &target.part_steps[where]);
       it.d.cells = 0;  // emptied
       it.d.base_ns = it.d.new_ns = 0;
     }
@@ -224,15 +308,17 @@ class Grouper {
     // Communication per op and dtype, parts per size bucket.
     auto add_comm = [&](const CompareSummary& s, bool is_new) {
       const double k = is_new ? kn_ : kb_;
-      for (const CommRow& row : s.comm) {
-        const std::string subject = row.dtype.empty() ? row.op : fmt::format("{} {}", row.op, row.dtype);
-        Item& it = items_[ItemFor(Cause::kCommunication, subject, "collective")];
-        const std::string where = SizeBucketLabel(row.bucket);
+      for (size_t r = 0; r < s.comm.size(); ++r) {
+        const CommRow& row = s.comm[r];
+        Item& it = items_[ItemFor(Cause::kCommunication, "collectives", "collective")];
+        const std::string where = fmt::format("{}{}{} {}", row.op, row.dtype.empty() ? "" : " ", row.dtype,
+                                              SizeBucketLabel(row.bucket));
         DiffPart& part = it.parts[where];
         part.where = where;
         (is_new ? it.d.new_ns : it.d.base_ns) += row.exposed_ns / k;
         (is_new ? part.new_ns : part.base_ns) += row.exposed_ns / k;
         (is_new ? it.d.new_count : it.d.base_count) += static_cast<double>(row.count) / k;
+        AddSteps(it, where, s.comm_step_cells, r, is_new);
         ++it.d.cells;
       }
     };
@@ -241,7 +327,10 @@ class Grouper {
     for (int p = 0; p < kNumStepPhases; ++p) {
       const double b = base_.gap_ns[p] / kb_, n = neu_.gap_ns[p] / kn_;
       if (b == 0 && n == 0) continue;
-      Item& it = items_[ItemFor(Cause::kHostGap, std::string(StepPhaseName(static_cast<StepPhase>(p))), "phase")];
+      const std::string phase(StepPhaseName(static_cast<StepPhase>(p)));
+      Item& it = items_[ItemFor(Cause::kHostGap, phase, "phase")];
+      AddSteps(it, phase, base_.gap_step_cells, static_cast<size_t>(p), false);
+      AddSteps(it, phase, neu_.gap_step_cells, static_cast<size_t>(p), true);
       it.d.base_ns += b;
       it.d.new_ns += n;
       it.d.base_host_ns += b;
@@ -252,8 +341,10 @@ class Grouper {
     for (int c = 0; c < kNumKernelClasses; ++c) {
       const double b = base_.unlinked_ns[c] / kb_, n = neu_.unlinked_ns[c] / kn_;
       if (b == 0 && n == 0) continue;
-      Item& it = items_[ItemFor(Cause::kUnlinkedGpu, std::string(KernelClassLabel(static_cast<KernelClass>(c))),
-                                "kernel_class")];
+      const std::string label(KernelClassLabel(static_cast<KernelClass>(c)));
+      Item& it = items_[ItemFor(Cause::kUnlinkedGpu, label, "kernel_class")];
+      AddSteps(it, label, base_.unlinked_step_cells, static_cast<size_t>(c), false);
+      AddSteps(it, label, neu_.unlinked_step_cells, static_cast<size_t>(c), true);
       it.d.base_ns += b;
       it.d.new_ns += n;
       ++it.d.cells;
@@ -264,11 +355,31 @@ class Grouper {
   const CompareSummary& neu_;
   const TreeAlignment& ops_;
   const double kb_, kn_;
+  const bool robust_;
   std::vector<Item> items_;
   std::unordered_map<std::string, size_t> index_;
   std::vector<uint32_t> new_item_, base_item_;
   double base_total_ = 0, base_paired_ = 0;
 };
+
+// The typical step's value of a group of cells: the median of its per-step sums (a stall in
+// one step does not move it). Host time and parts are scaled / taken the same way.
+void Robust(Item& it, size_t kb, size_t kn) {
+  auto med = [](std::vector<double> v, size_t k) {
+    v.resize(k, 0.0);
+    return Median(std::move(v));
+  };
+  const double b = med(it.steps.base, kb), n = med(it.steps.neu, kn);
+  it.d.base_host_ns = it.d.base_ns > 0 ? it.d.base_host_ns * b / it.d.base_ns : 0;
+  it.d.new_host_ns = it.d.new_ns > 0 ? it.d.new_host_ns * n / it.d.new_ns : 0;
+  it.d.base_ns = b;
+  it.d.new_ns = n;
+  for (auto& [where, part] : it.parts) {
+    const StepSums& steps = it.part_steps[where];
+    part.base_ns = med(steps.base, kb);
+    part.new_ns = med(steps.neu, kn);
+  }
+}
 
 Difference Finish(Item& it) {
   Difference d = std::move(it.d);
@@ -279,6 +390,14 @@ Difference Finish(Item& it) {
   });
   if (parts.size() > 8) parts.resize(8);
   d.parts = std::move(parts);
+  if (d.cause == Cause::kCommunication) {  // "all_reduce, broadcast": the collectives that changed most
+    std::vector<std::string> ops;
+    for (const DiffPart& p : d.parts) {
+      std::string op = p.where.substr(0, p.where.find(' '));
+      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(std::move(op));
+    }
+    d.subject = fmt::format("{}", fmt::join(ops, ", "));
+  }
   if (d.phase.empty()) {
     int best = -1;
     double best_abs = 0;
@@ -331,18 +450,24 @@ AttributionResult AttributeDelta(const CompareSummary& base, const CompareSummar
   std::vector<Difference> diffs;
   std::vector<size_t> small_same_work;
   double small_sum = 0;
+  std::vector<StepSums> small_steps;
   for (Item& it : g.items()) {
     if (it.d.cells == 0) continue;
+    if (g.robust()) Robust(it, base.steps.kept(), neu.steps.kept());
+    const StepSums steps = it.steps;
     Difference d = Finish(it);
     d.beyond_noise = std::fabs(d.delta_ns()) > noise_ns;
     if (d.cause == Cause::kSameWork && !d.beyond_noise) {
       small_same_work.push_back(diffs.size());
       small_sum += d.delta_ns();
+      small_steps.push_back(steps);
     }
     diffs.push_back(std::move(d));
   }
   // Many same-work differences, each within noise, that together exceed it: one difference.
   if (small_same_work.size() > 1 && std::fabs(small_sum) > noise_ns) {
+    std::vector<Difference> kept_small;  // put back if their typical sum is within noise after all
+    for (size_t i : small_same_work) kept_small.push_back(diffs[i]);
     Difference many;
     many.cause = Cause::kManySmall;
     many.subject = fmt::format("{} modules/operators, each within noise", small_same_work.size());
@@ -362,9 +487,20 @@ AttributionResult AttributeDelta(const CompareSummary& base, const CompareSummar
     });
     if (parts.size() > 8) parts.resize(8);
     many.parts = std::move(parts);
-    many.beyond_noise = true;
+    if (g.robust()) {  // the typical step of their sum, like any other group
+      StepSums sum;
+      for (const StepSums& st : small_steps) Merge(st, &sum);
+      Item merged;
+      merged.d = many;
+      merged.steps = sum;
+      Robust(merged, base.steps.kept(), neu.steps.kept());
+      many.base_ns = merged.d.base_ns, many.new_ns = merged.d.new_ns;
+      many.base_host_ns = merged.d.base_host_ns, many.new_host_ns = merged.d.new_host_ns;
+    }
+    many.beyond_noise = std::fabs(many.delta_ns()) > noise_ns;
     for (size_t k = small_same_work.size(); k-- > 0;) diffs.erase(diffs.begin() + static_cast<std::ptrdiff_t>(small_same_work[k]));
-    diffs.push_back(std::move(many));
+    if (many.beyond_noise) diffs.push_back(std::move(many));
+    else diffs.insert(diffs.end(), kept_small.begin(), kept_small.end());
   }
   std::stable_sort(diffs.begin(), diffs.end(), [](const Difference& a, const Difference& b) {
     return std::fabs(a.delta_ns()) > std::fabs(b.delta_ns());
@@ -374,7 +510,7 @@ AttributionResult AttributeDelta(const CompareSummary& base, const CompareSummar
     total += d.delta_ns();
     if (d.beyond_noise) r.explained_ns += d.delta_ns();
   }
-  r.unexplained_ns = total - r.explained_ns;
+  r.differences_total_ns = total;
   if (diffs.size() > max_differences) diffs.resize(max_differences);
   r.differences = std::move(diffs);
   return r;

@@ -26,10 +26,14 @@
 
 namespace rankscope::compare {
 
+// Each difference's BASE and NEW values are typical steps: the median over the run's kept steps of
+// the difference's cells per step, so that a stall in one step (the OS descheduling the process
+// inside an operator) does not move them. The step delta is a difference of means; what the
+// medians leave of it is the runs' step-to-step variation (AttributionResult::variation_ns).
 struct AttributionResult {
   std::vector<Difference> differences;  // by |Δ|, at most max_differences
-  double explained_ns = 0;
-  double unexplained_ns = 0;
+  double explained_ns = 0;              // Σ of the differences beyond noise
+  double differences_total_ns = 0;      // Σ of every difference (step delta - variation)
   double aligned_share = 0;  // BASE's operator cells in paired operators / all BASE operator cells
 };
 

@@ -63,35 +63,54 @@ TreeAlignment AlignOperators(const CompareSummary& base, const CompareSummary& n
   if (base.ops.empty() || neu.ops.empty()) return t;
   Symbols names(base.names, neu.names, &options);
   Symbols shapes(base.names, neu.names, nullptr);
-  auto base_symbol = [&](uint32_t node) {
-    const OpNode& n = base.ops[node];
-    uint64_t s = names.Base(n.name);
-    if (options.use_input_shapes) s = s * 0x9E3779B97F4A7C15ull ^ shapes.Base(n.shapes);
-    return s;
-  };
-  auto new_symbol = [&](uint32_t node) {
-    const OpNode& n = neu.ops[node];
-    uint64_t s = n.name;
-    if (options.use_input_shapes) s = s * 0x9E3779B97F4A7C15ull ^ n.shapes;
-    return s;
-  };
+  auto with_shapes = [](uint64_t name, uint64_t shapes) { return name * 0x9E3779B97F4A7C15ull ^ (shapes + 1); };
   std::vector<std::pair<uint32_t, uint32_t>> work = {{0, 0}};
   t.base_to_new[0] = 0;
   t.new_to_base[0] = 0;
-  std::vector<uint64_t> a, b;
+  std::vector<uint64_t> a_full, b_full, a_name, b_name, a_gap, b_gap;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
   while (!work.empty()) {
     const auto [bn, nn] = work.back();
     work.pop_back();
     const std::vector<uint32_t>& bc = base.ops[bn].children;
     const std::vector<uint32_t>& nc = neu.ops[nn].children;
     if (bc.empty() || nc.empty()) continue;
-    a.clear();
-    b.clear();
-    for (uint32_t c : bc) a.push_back(base_symbol(c));
-    for (uint32_t c : nc) b.push_back(new_symbol(c));
-    const LcsResult lcs = LongestCommonSubsequence(a, b);
+    a_full.clear(), b_full.clear(), a_name.clear(), b_name.clear();
+    for (uint32_t c : bc) {
+      a_name.push_back(names.Base(base.ops[c].name));
+      a_full.push_back(with_shapes(a_name.back(), shapes.Base(base.ops[c].shapes)));
+    }
+    for (uint32_t c : nc) {
+      b_name.push_back(neu.ops[c].name);
+      b_full.push_back(with_shapes(b_name.back(), neu.ops[c].shapes));
+    }
+    // Pass 1: name and shapes (a permuted sequence of one op with different shapes, e.g. DDP's
+    // per-parameter ops in another order, pairs each with its own). Pass 2, unless shapes are
+    // required: names only, within the gaps pass 1 left (operators whose shapes changed).
+    LcsResult lcs = LongestCommonSubsequence(a_full, b_full);
     t.exact = t.exact && lcs.exact;
-    for (const auto& [i, j] : lcs.pairs) {
+    pairs = lcs.pairs;
+    if (!options.use_input_shapes) {
+      std::vector<std::pair<uint32_t, uint32_t>> filled;
+      size_t i = 0, j = 0;
+      auto gap = [&](size_t i_end, size_t j_end) {
+        if (i_end <= i || j_end <= j) return;
+        a_gap.assign(a_name.begin() + static_cast<std::ptrdiff_t>(i), a_name.begin() + static_cast<std::ptrdiff_t>(i_end));
+        b_gap.assign(b_name.begin() + static_cast<std::ptrdiff_t>(j), b_name.begin() + static_cast<std::ptrdiff_t>(j_end));
+        const LcsResult inner = LongestCommonSubsequence(a_gap, b_gap);
+        t.exact = t.exact && inner.exact;
+        for (const auto& [x, y] : inner.pairs) filled.emplace_back(static_cast<uint32_t>(i + x), static_cast<uint32_t>(j + y));
+      };
+      for (const auto& [x, y] : pairs) {
+        gap(x, y);
+        filled.emplace_back(x, y);
+        i = x + 1;
+        j = y + 1;
+      }
+      gap(a_name.size(), b_name.size());
+      pairs = std::move(filled);
+    }
+    for (const auto& [i, j] : pairs) {
       t.base_to_new[bc[i]] = nc[j];
       t.new_to_base[nc[j]] = bc[i];
       work.emplace_back(bc[i], nc[j]);

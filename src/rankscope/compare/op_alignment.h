@@ -1,10 +1,11 @@
 // Aligning two runs' operator templates and module trees.
 //
 // Operators: the roots are paired, then, recursively, the children of every paired node are
-// aligned in call order by the longest common subsequence of their names (`--op-map OLD=NEW`
-// renames BASE's operators first); with `--use-input-shapes` a pair must also have the same
-// input shapes and types. Unpaired nodes are operators added in NEW or removed from BASE, with
-// their whole subtree.
+// aligned in call order: first by the longest common subsequence of name and input shapes and
+// types, then, in the gaps that leaves, by the longest common subsequence of names alone (an
+// operator whose shapes changed is still the same operator). `--op-map OLD=NEW` renames BASE's
+// operators first; with `--use-input-shapes` only the first pass runs: a pair must have the same
+// shapes. Unpaired nodes are operators added in NEW or removed from BASE, with their subtree.
 //
 // Modules: the same on the module tree, comparing class names without the profiler's instance
 // suffix ("Linear_3" ~ "Linear"), so that a module added before others of its class does not

@@ -162,7 +162,7 @@ void OpTreeBuilder::AddTrack(uint32_t step, uint32_t track, uint32_t root, std::
         occurrence = seen->second++;
       }
       bool created;
-      const uint32_t node = NodeFor(parent.node, name, occurrence, static_cast<uint16_t>(stack.size()), &created);
+      const uint32_t node = NodeFor(parent.node, name, occurrence, static_cast<uint16_t>(stack.size() + 1), &created);
       if (node == kNoIndex) {
         frame.folded = true;
       } else {

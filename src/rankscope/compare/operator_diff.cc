@@ -34,8 +34,11 @@ class RowWriter {
 
   void Walk(uint32_t b, uint32_t n, uint32_t depth) {
     if (rows_.size() >= max_rows_) return;
-    if (depth > 0) Emit(b, n, depth);
-    if (depth > 0 && !Expand(b, n)) return;
+    if (depth > 0) {
+      Emit(b, n, depth);
+      if (!Expand(b, n)) return;
+      rows_.back().expanded = true;
+    }
     const std::vector<uint32_t> empty;
     const std::vector<uint32_t>& bc = b != kNoIndex ? base_.ops[b].children : empty;
     const std::vector<uint32_t>& nc = n != kNoIndex ? neu_.ops[n].children : empty;

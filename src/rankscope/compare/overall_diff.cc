@@ -44,7 +44,7 @@ StepStats ComputeStepStats(const CompareSummary& s) {
 double NoiseBand(const StepStats& b, const StepStats& n) {
   if (b.kept == 0 || n.kept == 0) return 0;
   const double se = std::sqrt(b.sd_ns * b.sd_ns / b.kept + n.sd_ns * n.sd_ns / n.kept);
-  return 3.0 * se + std::max(b.drift_ns, n.drift_ns);
+  return 3.0 * se;
 }
 
 std::vector<OverallRow> BuildOverall(const CompareSummary& base, const CompareSummary& neu, double noise) {

@@ -13,9 +13,9 @@ namespace rankscope::compare {
 
 StepStats ComputeStepStats(const CompareSummary& s);
 
-// Noise band of the difference of two runs' mean step times (docs/compare.md "Noise"):
-//   3 x sqrt(sd_b^2 / n_b + sd_n^2 / n_n)   (three standard errors of the difference of means)
-//   + max(drift_b, drift_n)                  (how far each run's mean moved within the run)
+// Noise band of the difference of two runs' mean step times (docs/compare.md "Noise"): three
+// standard errors of the difference of means, 3 x sqrt(sd_b^2 / n_b + sd_n^2 / n_n), from each
+// run's step-to-step variation (sample standard deviation over its kept steps).
 double NoiseBand(const StepStats& base, const StepStats& neu);
 
 std::vector<OverallRow> BuildOverall(const CompareSummary& base, const CompareSummary& neu, double noise_ns);

@@ -38,6 +38,7 @@ RankComparison CompareRanks(const CompareSummary& base, const CompareSummary& ne
   r.differences = std::move(attribution.differences);
   r.explained_ns = attribution.explained_ns;
   r.unexplained_ns = r.delta_ns - r.explained_ns;
+  r.variation_ns = r.delta_ns - attribution.differences_total_ns;
   r.aligned_share = attribution.aligned_share;
   if (r.aligned_share < kFewAlignedShare) {
     r.observations.push_back({ObservationKind::kFewOperatorsAligned, r.aligned_share});

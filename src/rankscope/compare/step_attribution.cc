@@ -151,6 +151,11 @@ void AttributeStep(const AttributionInputs& in, const StepSpan& st, CompareSumma
   }
 
   const std::vector<double> owned = SweepClaims(claims, st.start, st.end, kNumLevels);
+  const size_t steps = out->steps.kept();
+  const bool per_step = out->has_step_cells();
+  auto step_cell = [&](std::vector<float>& cells, size_t index, double t) {
+    if (per_step) cells[index * steps + st.index] += static_cast<float>(t);
+  };
   for (size_t k = 0; k < claims.size(); ++k) {
     const double t = owned[k];
     if (t <= 0) continue;
@@ -166,8 +171,10 @@ void AttributeStep(const AttributionInputs& in, const StepSpan& st, CompareSumma
         if (c.level == kGpuMemory) b.memory_exposed_ns += t;
         if (facts[c.owner].node != kNoIndex) {
           out->ops[facts[c.owner].node].attributed_device_ns += t;
+          step_cell(out->op_step_cells, facts[c.owner].node, t);
         } else {
           out->unlinked_ns[static_cast<int>(facts[c.owner].cls)] += t;
+          step_cell(out->unlinked_step_cells, static_cast<size_t>(facts[c.owner].cls), t);
           b.unlinked_gpu_ns += t;
         }
         break;
@@ -175,6 +182,7 @@ void AttributeStep(const AttributionInputs& in, const StepSpan& st, CompareSumma
       case kOtherThreadOp:
       case kStepThreadAnnotation:
         out->ops[c.owner].attributed_host_ns += t;
+        step_cell(out->op_step_cells, c.owner, t);
         break;
       case kCpuCollective:
         b.comm_exposed_ns += t;
@@ -182,6 +190,7 @@ void AttributeStep(const AttributionInputs& in, const StepSpan& st, CompareSumma
         break;
       case kStepThreadGap:
         out->gap_ns[c.owner] += t;
+        step_cell(out->gap_step_cells, c.owner, t);
         b.host_outside_ops_ns += t;
         break;
       default:

@@ -38,36 +38,45 @@ std::string RankRange(std::vector<int64_t> ranks) {
 
 void Differences(const RankComparison& r, const CompareTextOptions& opt, const Style& st, std::string* out) {
   *out += st.Bold("What changed, per step") + st.Dim("  ranked by cost; the costs add up to the step delta") + "\n";
-  size_t shown = 0;
-  double within_noise = 0;
-  size_t hidden = 0;
+  size_t shown = 0, hidden = 0;
+  // Differences beyond noise first; when fewer than three are, the largest within noise follow
+  // (marked), so that the table never hides what little there is to see.
+  std::vector<const Difference*> rows;
   for (const Difference& d : r.differences) {
-    if (!d.beyond_noise || shown >= opt.top) {
-      within_noise += d.delta_ns();
-      ++hidden;
-      continue;
-    }
+    if (d.beyond_noise && rows.size() < opt.top) rows.push_back(&d);
+  }
+  const size_t beyond = rows.size();
+  for (const Difference& d : r.differences) {
+    if (!d.beyond_noise && rows.size() < std::max<size_t>(beyond, 3) && rows.size() < opt.top) rows.push_back(&d);
+  }
+  hidden = r.differences.size() - beyond;
+  for (const Difference* dp : rows) {
+    const Difference& d = *dp;
     ++shown;
     const double share = r.delta_ns != 0 ? d.delta_ns() / r.delta_ns : 0;
-    std::string line = fmt::format("  {:>2}  {:>10}  {:>6}  {}", shown, Signed(d.delta_ns()),
-                                   r.delta_ns != 0 ? FormatShare(share) : "", DescribeDifference(d));
-    *out += (d.delta_ns() > 0 ? st.Red(line) : line) + "\n";
+    std::string line = fmt::format("  {:>2}  {:>10}  {:>6}  {}{}", shown, Signed(d.delta_ns()),
+                                   r.delta_ns != 0 ? FormatShare(share) : "", DescribeDifference(d),
+                                   d.beyond_noise ? "" : "  (within noise)");
+    *out += (!d.beyond_noise ? st.Dim(line) : d.delta_ns() > 0 ? st.Red(line) : line) + "\n";
+    if (!d.beyond_noise) continue;
     std::string where;
     for (size_t k = 0; k < d.parts.size() && k < 3; ++k) {
       const DiffPart& p = d.parts[k];
       if (d.parts.size() == 1 && p.where == d.subject) break;
       where += fmt::format("{}{} {}", where.empty() ? "" : "; ", CellName(p.where, 48), Signed(p.new_ns - p.base_ns));
     }
-    if (!where.empty()) *out += WrapText("where: " + where, 98, "                        ");
+    if (!where.empty()) *out += WrapText("where: " + where, 76, "                        ") + "\n";
     if (!d.phase.empty() && d.cause != Cause::kHostGap && d.cause != Cause::kCommunication) {
       *out += st.Dim(fmt::format("                        mostly in {}; BASE {} -> NEW {} per step", d.phase,
                                  Ms(d.base_ns), Ms(d.new_ns))) + "\n";
     }
   }
-  const double rest = r.delta_ns - (r.explained_ns);
-  *out += fmt::format("      {:>10}          {}\n", Signed(rest),
-                      hidden > 0 ? fmt::format("unexplained: {} smaller difference(s), each within noise", hidden)
-                                 : "unexplained");
+  const double rest = r.delta_ns - r.explained_ns;
+  const double within = rest - r.variation_ns;
+  if (hidden > 0) {
+    *out += fmt::format("      {:>10}          {} difference(s) within noise, together\n", Signed(within), hidden);
+  }
+  *out += fmt::format("      {:>10}          step-to-step variation (mean step vs typical step)\n", Signed(r.variation_ns));
   *out += fmt::format("    = {:>10}          the step-time delta (explained {}, unexplained {})\n", Signed(r.delta_ns),
                       Signed(r.explained_ns), Signed(rest));
 }
@@ -92,8 +101,8 @@ void Overall(const RankComparison& r, const Style& st, std::string* out) {
 void Operators(const RankComparison& r, const CompareTextOptions& opt, const Style& st, std::string* out) {
   if (r.operators.empty()) return;
   std::vector<const OperatorRow*> rows;
-  for (const OperatorRow& o : r.operators) {
-    if (o.depth >= 2) rows.push_back(&o);
+  for (const OperatorRow& o : r.operators) {  // rows whose children are not shown: they split the step
+    if (o.depth >= 2 && !o.expanded) rows.push_back(&o);
   }
   std::stable_sort(rows.begin(), rows.end(), [](const OperatorRow* a, const OperatorRow* b) {
     return std::fabs(a->new_attributed_ns - a->base_attributed_ns) > std::fabs(b->new_attributed_ns - b->base_attributed_ns);
