@@ -15,6 +15,7 @@
 
 #include "rankscope/cli/commands.h"
 #include "rankscope/compare/job_compare.h"
+#include "rankscope/report/compare_report_files.h"
 #include "rankscope/report/compare_report_json.h"
 #include "rankscope/report/compare_report_text.h"
 #include "rankscope/report/progress.h"
@@ -87,6 +88,12 @@ int RunCompare(const CompareFlags& f) {
   if (!job.ok()) return Fail(job.status());
   int rc = 0;
   if (!f.json_path.empty()) rc |= WriteOutput(f.json_path, [&](std::ostream& out) { WriteCompareJson(*job, out); });
+  if (!f.xlsx_path.empty()) {
+    if (Status s = WriteCompareXlsx(*job, f.xlsx_path); !s.ok()) rc |= Fail(s);
+  }
+  if (!f.csv_dir.empty()) {
+    if (Status s = WriteCompareCsv(*job, f.csv_dir); !s.ok()) rc |= Fail(s);
+  }
   if (f.json_path != "-") std::cout << RenderCompareReport(*job, {f.top, UseColor(f.color)});
   for (const std::string& w : job->warnings) fmt::print(stderr, "rankscope: warning: {}\n", w);
   return rc;
