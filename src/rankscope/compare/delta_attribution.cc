@@ -12,6 +12,13 @@
 namespace rankscope::compare {
 namespace {
 
+// The host side of a collective: the process group's call (c10d::allreduce_, ...) and the
+// profiler's record_param_comms. Their time is communication, like the collective's exposed time.
+bool IsCollectiveCall(std::string_view name) {
+  return name.substr(0, 6) == "c10d::" || name == "record_param_comms" || name.substr(0, 5) == "gloo:" ||
+         name.substr(0, 5) == "nccl:";
+}
+
 bool IsCast(std::string_view name) {
   static constexpr std::string_view kCasts[] = {"aten::to", "aten::_to_copy", "aten::copy_", "aten::type_as",
                                                 "aten::_autocast_to_reduced_precision",
@@ -138,7 +145,10 @@ class Grouper {
     return Cause::kSameWork;
   }
 
-  static bool Inherited(Cause c) { return c == Cause::kAdded || c == Cause::kRemoved || c == Cause::kShapes || c == Cause::kDtypes; }
+  static bool Inherited(Cause c) {
+    return c == Cause::kAdded || c == Cause::kRemoved || c == Cause::kShapes || c == Cause::kDtypes ||
+           c == Cause::kCommunication;
+  }
 
   // Item of `node` given its own cause, its parent's item and its forward op's item.
   uint32_t Place(const CompareSummary& s, const std::vector<uint32_t>& item_of, uint32_t node, Cause own,
@@ -152,6 +162,7 @@ class Grouper {
         Inherited(items_[item_of[n.forward]].d.cause)) {
       return item_of[n.forward];
     }
+    if (IsCollectiveCall(s.names.Get(n.name))) return ItemFor(Cause::kCommunication, "collectives", "collective");
     switch (own) {
       case Cause::kShapes: return ItemFor(Cause::kShapes, "input shapes", "operators");
       case Cause::kDtypes: return ItemFor(Cause::kDtypes, "input types (precision)", "operators");
@@ -195,6 +206,14 @@ class Grouper {
   }
 
   std::string Where(const CompareSummary& s, uint32_t node, Cause cause) {
+    if (cause == Cause::kCommunication) {  // the host side of collectives: by call
+      uint32_t call = node;
+      while (s.ops[call].parent != kNoIndex && !Root(s.ops[s.ops[call].parent]) &&
+             !IsCollectiveCall(s.names.Get(s.ops[call].name))) {
+        call = s.ops[call].parent;
+      }
+      return "host: " + s.names.Get(s.ops[call].name);
+    }
     if (cause == Cause::kShapes || cause == Cause::kDtypes || cause == Cause::kAdded || cause == Cause::kRemoved) {
       return Unit(s, node).first;
     }
@@ -394,8 +413,10 @@ Difference Finish(Item& it) {
     std::vector<std::string> ops;
     for (const DiffPart& p : d.parts) {
       std::string op = p.where.substr(0, p.where.find(' '));
+      if (op == "host:") continue;
       if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(std::move(op));
     }
+    if (ops.empty()) ops.push_back("collective calls");
     d.subject = fmt::format("{}", fmt::join(ops, ", "));
   }
   if (d.phase.empty()) {

@@ -63,6 +63,7 @@ void Differences(const RankComparison& r, const CompareTextOptions& opt, const S
     for (size_t k = 0; k < d.parts.size() && k < 3; ++k) {
       const DiffPart& p = d.parts[k];
       if (d.parts.size() == 1 && p.where == d.subject) break;
+      if (std::fabs(p.new_ns - p.base_ns) < 0.01 * std::fabs(d.delta_ns())) break;  // parts are by |Δ|
       where += fmt::format("{}{} {}", where.empty() ? "" : "; ", CellName(p.where, 48), Signed(p.new_ns - p.base_ns));
     }
     if (!where.empty()) *out += WrapText("where: " + where, 76, "                        ") + "\n";
@@ -248,7 +249,7 @@ std::string DescribeDifference(const Difference& d) {
     case Cause::kManySmall:
       return fmt::format("many small differences: {}, together {}", d.subject, direction);
     case Cause::kCommunication:
-      return fmt::format("communication {}: exposed time", d.subject);
+      return fmt::format("communication ({}): exposed time and collective calls", d.subject);
     case Cause::kHostGap:
       return fmt::format("host time outside operators in {}", d.subject);
     case Cause::kUnlinkedGpu:

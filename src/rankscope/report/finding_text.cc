@@ -117,7 +117,7 @@ std::string CompareTitle(const Finding& f) {
   else if (c == "dtypes") what = "input types changed (precision)";
   else if (c == "same_work") what = f.subject + ": the same work takes " + (f.kind == FindingKind::kCompareRegression ? "longer" : "less time");
   else if (c == "many_small") what = "many small differences (" + f.subject + ")";
-  else if (c == "communication") what = "exposed communication of " + f.subject;
+  else if (c == "communication") what = "communication (" + f.subject + "): exposed time and collective calls";
   else if (c == "host_gap") what = "host time outside operators in " + PhaseWords(f.subject);
   else if (c == "unlinked_gpu") what = "GPU " + f.subject + " without a launching operator";
   else what = f.subject;
