@@ -14,7 +14,7 @@ events of its own steps (plus the trace's metadata). Pairs:
     same        NEW = BASE (identical runs)
     wider       the second hidden layer is 4x wider
     extra_op    forward multiplies the activations by a fixed matrix (one extra operator)
-    batch       twice the batch size
+    batch       four times the batch size
     slow_data   the dataset sleeps in __getitem__ (a slower data pipeline)
     bf16        forward under torch.autocast("cpu", torch.bfloat16) instead of fp32
     ranks       (torchrun, 2 ranks) BASE: each rank trains in a process group of its own, and
@@ -56,7 +56,7 @@ def settings(pair):
     elif pair == "extra_op":
         new["extra_op"] = True
     elif pair == "batch":
-        new["batch"] = 2 * base["batch"]
+        new["batch"] = 4 * base["batch"]
     elif pair == "slow_data":
         new["data_sleep_s"] = 0.0003  # per sample: about 20 ms per batch of 64
     elif pair == "bf16":
@@ -193,7 +193,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--pair", action="append", required=True, choices=PAIRS)
-    p.add_argument("--steps", type=int, default=8, help="profiled steps per side")
+    p.add_argument("--steps", type=int, default=10, help="profiled steps per side")
     p.add_argument("--warmup", type=int, default=3, help="unprofiled steps per side first")
     args = p.parse_args()
     if "RANK" not in os.environ:  # plain `python3`: a one-rank job

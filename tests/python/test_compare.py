@@ -33,20 +33,46 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "docs" / "compare-schema.json").read_text())
 ONE_RANK_PAIRS = ["same", "wider", "extra_op", "batch", "slow_data", "bf16"]
 COST_TOLERANCE = 0.20
+RANKSCOPE = None  # set by the pairs fixture
+
+
+def record(out, pairs):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    one = [p for p in pairs if p != "ranks"]
+    if one:
+        cmd = [sys.executable, str(REPO / "workloads/compare_runs.py"), "--out", str(out)]
+        for pair in one:
+            cmd += ["--pair", pair]
+        subprocess.run(cmd, check=True, capture_output=True, env=env, timeout=900)
+    if "ranks" in pairs:
+        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                        str(REPO / "workloads/compare_runs.py"), "--out", str(out), "--pair", "ranks"],
+                       check=True, capture_output=True, env=env, timeout=900)
+
+
+def too_noisy(out, pair):
+    """True when a pair's step-time delta is within its own noise band: the machine was too busy
+    for the injected change to show, and the pair is recorded again (it is never judged then)."""
+    proc = subprocess.run([RANKSCOPE, "compare", out / pair / "base", out / pair / "new", "--json", "-"],
+                          capture_output=True, text=True, timeout=600)
+    rank = json.loads(proc.stdout)["ranks"][0]
+    return abs(rank["delta_ns"]) <= rank["noise_ns"]
 
 
 @pytest.fixture(scope="module")
-def pairs(tmp_path_factory):
-    """Every pair of workloads/compare_runs.py: one one-rank process, one two-rank torchrun job."""
+def pairs(tmp_path_factory, rankscope_bin):
+    """Every pair of workloads/compare_runs.py: one one-rank process, one two-rank torchrun job.
+    A pair with an injected change that the machine's load hid in noise is recorded again, at
+    most twice."""
+    global RANKSCOPE
+    RANKSCOPE = rankscope_bin
     out = tmp_path_factory.mktemp("compare_pairs")
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, str(REPO / "workloads/compare_runs.py"), "--out", str(out)]
-    for pair in ONE_RANK_PAIRS:
-        cmd += ["--pair", pair]
-    subprocess.run(cmd, check=True, capture_output=True, env=env, timeout=900)
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                    str(REPO / "workloads/compare_runs.py"), "--out", str(out), "--pair", "ranks"],
-                   check=True, capture_output=True, env=env, timeout=900)
+    record(out, ONE_RANK_PAIRS + ["ranks"])
+    for _ in range(2):
+        noisy = [p for p in INJECTED if too_noisy(out, p)]
+        if not noisy:
+            break
+        record(out, noisy)
     return out
 
 
@@ -88,7 +114,7 @@ INJECTED = {
     # pair: (cause, a text the subject / before / after must contain)
     "wider": ("shapes", "4096"),
     "extra_op": ("added", "aten::matmul"),
-    "batch": ("shapes", "[128,"),
+    "batch": ("shapes", "[256,"),
     "slow_data": ("same_work", "enumerate(DataLoader)"),
     "bf16": ("dtypes", "BFloat16"),
     "ranks": ("communication", "all_reduce"),

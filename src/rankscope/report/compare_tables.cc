@@ -97,13 +97,15 @@ Table Differences(const JobComparison& job) {
       row.verdict = d.beyond_noise ? (d.delta_ns() > 0 ? 1 : -1) : 0;
       t.rows.push_back(std::move(row));
     }
+    // What the typical-step values of the differences leave of the delta (a difference of means):
+    // with it the rows add up to the delta exactly.
     TableRow rest;
-    rest.cells = {static_cast<double>(r.new_rank), Cell{}, std::string("unexplained"), std::string(),
-                  std::string(), std::string("differences within noise and step-to-step variation")};
+    rest.cells = {static_cast<double>(r.new_rank), Cell{}, std::string("variation"), std::string(),
+                  std::string(), std::string("step-to-step variation (mean step vs typical step)")};
     rest.cells.emplace_back(Cell{});
     rest.cells.emplace_back(Cell{});
-    rest.cells.emplace_back(r.unexplained_ns);
-    rest.cells.emplace_back(r.delta_ns != 0 ? r.unexplained_ns / r.delta_ns : 0.0);
+    rest.cells.emplace_back(r.variation_ns);
+    rest.cells.emplace_back(r.delta_ns != 0 ? r.variation_ns / r.delta_ns : 0.0);
     t.rows.push_back(std::move(rest));
   }
   return t;
