@@ -217,7 +217,7 @@ int SizeBucket(int64_t bytes) {
   return bucket;
 }
 
-StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, RankSummary r, const CommPatterns* patterns,
+StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSummary& r, const CommPatterns* patterns,
                                              const SummaryOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   if (r.window_mode != WindowMode::kSteps || r.steps.empty()) {
@@ -396,7 +396,7 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, RankSummary r,
     out.warnings.push_back(fmt::format("{} of {} steps left out as slow outliers (steps {})", out.steps.dropped.size(),
                                        r.steps.size(), fmt::join(out.steps.dropped, ", ")));
   }
-  out.rank = std::move(r);
+  out.rank = {r.path, r.rank.rank, r.has_gpu, r.device_names, r.memory.devices, r.warnings};
   out.build_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
   return out;
 }

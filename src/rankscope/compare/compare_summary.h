@@ -1,6 +1,7 @@
 // CompareSummary: what `rankscope compare` keeps about one rank of one run, built from the rank's
-// TraceModel and its RankSummary (the map step of DESIGN.md's data flow). The model is dropped
-// once this exists; everything here is bounded (nodes, kernels per node, kernel names, buckets).
+// TraceModel and its RankSummary on the engine's map worker (engine/analyze_job.h, RankHook), so
+// the model is dropped once this exists; everything here is bounded (nodes, kernels per node,
+// kernel names, buckets). The RankSummary itself stays in the engine's JobReport.
 //
 // Steps: the profiled steps of W (--steps A:B selects them), minus slow outlier steps (a step
 // longer than median + max(3 x 1.4826 x MAD, 10 % of the median) — a one-time stall of the
@@ -147,8 +148,18 @@ struct KernelRow {
   int64_t ns = 0;
 };
 
+// What compare needs of the rank's RankSummary after the build.
+struct RankFacts {
+  std::string path;
+  int64_t rank = -1;                        // resolved by the engine (JobReport)
+  bool has_gpu = false;
+  std::vector<std::string> device_names;    // deviceProperties (every device of the host)
+  std::vector<MemoryPeak> memory_peaks;     // per device, over W
+  std::vector<std::string> warnings;
+};
+
 struct CompareSummary {
-  RankSummary rank;             // AnalyzeRank's summary (steps, phases, GPU classes, collectives...)
+  RankFacts rank;
   NameTable names;
   struct Steps {
     std::vector<int64_t> numbers;    // kept steps (ProfilerStep#N)
@@ -189,7 +200,7 @@ struct SummaryOptions {
 
 // `rank` must be AnalyzeRank's summary of `model` (its steps define the steps compared). Fails
 // when W has no profiler steps.
-StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& model, RankSummary rank, const CommPatterns* patterns,
-                                             const SummaryOptions& options);
+StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& model, const RankSummary& rank,
+                                             const CommPatterns* patterns, const SummaryOptions& options);
 
 }  // namespace rankscope::compare

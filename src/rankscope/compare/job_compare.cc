@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "rankscope/analysis/analyze_rank.h"
+#include "rankscope/engine/analyze_job.h"
 #include "rankscope/base/parallel_for.h"
 #include "rankscope/compare/peer_wait.h"
 #include "rankscope/ingest/rank_resolver.h"
@@ -24,8 +27,8 @@ namespace {
 
 struct Run {
   const char* label;  // "BASE" / "NEW"
-  std::vector<std::string> files;
-  std::vector<CompareSummary> ranks;  // by rank number after Resolve()
+  JobReport report;   // the engine's analysis of the run (ranks, cluster diagnosis)
+  std::vector<CompareSummary> ranks;  // same order as report.ranks (by rank number)
 };
 
 // "0-3, 5" for a list of rank numbers.
@@ -42,71 +45,74 @@ std::string RankList(std::vector<int64_t> ranks) {
   return out.empty() ? "none" : out;
 }
 
-Status Resolve(Run* run, std::vector<std::string>* warnings) {
-  std::vector<RankEvidence> evidence;
-  for (const CompareSummary& s : run->ranks) evidence.push_back({s.rank.path, s.rank.distributed_rank});
-  std::vector<std::string> notes;
-  auto ranks = ResolveRanks(evidence, &notes);
-  if (!ranks.ok()) return InvalidArgument("{}: {}", run->label, ranks.status().message());
-  for (const std::string& n : notes) warnings->push_back(fmt::format("{}: {}", run->label, n));
-  for (size_t k = 0; k < run->ranks.size(); ++k) {
-    run->ranks[k].rank.rank = (*ranks)[k];
-    run->ranks[k].rank.rank_resolved = true;
+// Progress of the engine's map, forwarded to the caller's callback.
+class CallbackProgress : public Progress {
+ public:
+  explicit CallbackProgress(const std::function<void()>& fn) : fn_(fn) {}
+  void Start(size_t) override {}
+  void FileDone() override {
+    if (fn_) fn_();
   }
-  std::sort(run->ranks.begin(), run->ranks.end(),
-            [](const CompareSummary& a, const CompareSummary& b) { return a.rank.rank.rank < b.rank.rank.rank; });
-  return OkStatus();
-}
 
-// Reads every file of both runs in parallel, each straight into a CompareSummary.
-Status Load(Run* base, Run* neu, const CompareOptions& opt, std::vector<std::string>* warnings) {
-  auto patterns = CommPatterns::Compile(opt.comm_patterns);
-  if (!patterns.ok()) return patterns.status();
-  AnalysisOptions analysis;
-  analysis.comm_patterns = &*patterns;
-  if (!opt.steps.empty()) RANKSCOPE_RETURN_IF_ERROR(ParseStepRange(opt.steps, &analysis.window));
+ private:
+  const std::function<void()>& fn_;
+};
+
+// One run through the engine (AnalyzeJob): its files are read and mapped in parallel, and the
+// compare summary of each rank is built on the map worker, beside the rank's RankSummary, while
+// the model still exists.
+Status LoadRun(const std::vector<std::string>& inputs, const CompareOptions& opt, unsigned threads, Run* run,
+               std::vector<std::string>* warnings) {
+  RANKSCOPE_ASSIGN_OR_RETURN(CommPatterns patterns, CommPatterns::Compile(opt.comm_patterns));
   SummaryOptions summary_options;
   summary_options.keep_outlier_steps = opt.keep_outlier_steps;
-  ReaderOptions reader;
-  reader.keep_op_shapes = true;
-
-  std::vector<std::pair<Run*, std::string>> files;
-  for (Run* run : {base, neu}) {
-    for (const std::string& f : run->files) files.emplace_back(run, f);
+  std::mutex mu;
+  std::map<std::string, CompareSummary> by_path;
+  RankHook hook;
+  hook.reader.keep_op_shapes = true;
+  hook.fn = [&](const TraceModel& model, const RankSummary& summary) -> Status {
+    RANKSCOPE_ASSIGN_OR_RETURN(CompareSummary s, BuildCompareSummary(model, summary, &patterns, summary_options));
+    std::lock_guard<std::mutex> lock(mu);
+    by_path.emplace(summary.path, std::move(s));
+    return OkStatus();
+  };
+  AnalyzeOptions analysis;
+  analysis.steps = opt.steps;
+  analysis.comm_patterns = opt.comm_patterns;
+  analysis.threads = threads;
+  analysis.telemetry = false;
+  CallbackProgress progress(opt.file_done);
+  auto report = AnalyzeJob({inputs}, analysis, &progress, &hook);
+  if (!report.ok()) return InvalidArgument("{}: {}", run->label, report.status().message());
+  if (!report->errors.empty()) return InvalidArgument("{}: {}", run->label, report->errors.front().message);
+  for (const std::string& w : report->warnings) warnings->push_back(fmt::format("{}: {}", run->label, w));
+  for (const RankSummary& r : report->ranks) {
+    CompareSummary& s = by_path.at(r.path);
+    s.rank.rank = r.rank.rank;
+    run->ranks.push_back(std::move(s));
   }
-  std::vector<std::optional<CompareSummary>> out(files.size());
-  std::vector<Status> errors(files.size());
-  ParallelFor(files.size(), opt.threads == 0 ? DefaultThreadCount() : opt.threads, [&](size_t i) {
-    Status status = [&]() -> Status {
-      RANKSCOPE_ASSIGN_OR_RETURN(TraceModel model, ReadKinetoTrace(files[i].second, reader));
-      RANKSCOPE_ASSIGN_OR_RETURN(RankSummary rank, AnalyzeRank(model, analysis));
-      RANKSCOPE_ASSIGN_OR_RETURN(out[i], BuildCompareSummary(model, std::move(rank), &*patterns, summary_options));
-      return OkStatus();
-    }();
-    errors[i] = status;
-    if (opt.file_done) opt.file_done();
-  });
-  for (size_t i = 0; i < files.size(); ++i) {
-    Run* run = files[i].first;
-    if (out[i]) {
-      run->ranks.push_back(std::move(*out[i]));
-    } else if (errors[i].code() == StatusCode::kNotATrace) {
-      warnings->push_back(fmt::format("{}: {}; skipped", run->label, errors[i].message()));
-    } else {
-      return InvalidArgument("{}: {}", run->label, errors[i].message());
-    }
-  }
-  for (Run* run : {base, neu}) {
-    if (run->ranks.empty()) return InvalidArgument("{}: none of the {} file(s) is a trace", run->label, run->files.size());
-    RANKSCOPE_RETURN_IF_ERROR(Resolve(run, warnings));
-  }
+  run->report = std::move(report).value();
   return OkStatus();
 }
 
-std::vector<double> PeerWait(const std::vector<CompareSummary>& run) {
-  std::vector<RankSummary> ranks;
-  for (const CompareSummary& s : run) ranks.push_back(s.rank);
-  return PeerWaitPerStep(ranks);
+// Both runs at once, each on half of the threads.
+Status Load(const std::vector<std::string>& base_inputs, const std::vector<std::string>& new_inputs,
+            const CompareOptions& opt, Run* base, Run* neu, std::vector<std::string>* warnings) {
+  const unsigned threads = opt.threads == 0 ? DefaultThreadCount() : opt.threads;
+  const unsigned half = std::max(1u, threads / 2);
+  std::vector<std::string> base_warnings;
+  Status base_status;
+  std::thread other([&] { base_status = LoadRun(base_inputs, opt, half, base, &base_warnings); });
+  Status new_status = LoadRun(new_inputs, opt, std::max(1u, threads - half), neu, warnings);
+  other.join();
+  warnings->insert(warnings->begin(), base_warnings.begin(), base_warnings.end());
+  RANKSCOPE_RETURN_IF_ERROR(base_status);
+  return new_status;
+}
+
+std::vector<double> PeerWait(const Run& run) {
+  if (!run.report.cluster || run.report.ranks.size() < 2) return {};
+  return PeerWaitPerStep(run.report.ranks, *run.report.cluster);
 }
 
 double Median(std::vector<double> v) {
@@ -122,7 +128,7 @@ void JobLevel(const Run& base, const Run& neu, JobComparison* job) {
     for (const CompareSummary& s : run.ranks) {
       const double mean = ComputeStepStats(s).mean_ns;
       means.push_back(mean);
-      if (mean > *slowest) *slowest = mean, *slowest_rank = s.rank.rank.rank;
+      if (mean > *slowest) *slowest = mean, *slowest_rank = s.rank.rank;
     }
     *median = Median(means);
   };
@@ -153,23 +159,17 @@ StatusOr<JobComparison> CompareJobs(const std::vector<std::string>& base_inputs,
   }
 
   Run base{"BASE"}, neu{"NEW"};
-  auto base_files = DiscoverTraceFiles(base_inputs);
-  if (!base_files.ok()) return InvalidArgument("BASE: {}", base_files.status().message());
-  auto new_files = DiscoverTraceFiles(new_inputs);
-  if (!new_files.ok()) return InvalidArgument("NEW: {}", new_files.status().message());
-  base.files = std::move(base_files).value();
-  neu.files = std::move(new_files).value();
-  RANKSCOPE_RETURN_IF_ERROR(Load(&base, &neu, opt, &job.warnings));
+  RANKSCOPE_RETURN_IF_ERROR(Load(base_inputs, new_inputs, opt, &base, &neu, &job.warnings));
 
   // Pair the ranks.
   std::map<int64_t, size_t> base_index, new_index;
   for (size_t k = 0; k < base.ranks.size(); ++k) {
-    base_index[base.ranks[k].rank.rank.rank] = k;
-    job.base_ranks.push_back(base.ranks[k].rank.rank.rank);
+    base_index[base.ranks[k].rank.rank] = k;
+    job.base_ranks.push_back(base.ranks[k].rank.rank);
   }
   for (size_t k = 0; k < neu.ranks.size(); ++k) {
-    new_index[neu.ranks[k].rank.rank.rank] = k;
-    job.new_ranks.push_back(neu.ranks[k].rank.rank.rank);
+    new_index[neu.ranks[k].rank.rank] = k;
+    job.new_ranks.push_back(neu.ranks[k].rank.rank);
   }
   std::vector<std::pair<size_t, size_t>> pairs;
   if (base.ranks.size() == 1 && neu.ranks.size() == 1) {
@@ -202,7 +202,7 @@ StatusOr<JobComparison> CompareJobs(const std::vector<std::string>& base_inputs,
                              !in_base && !in_new ? "in neither run" : !in_base ? "only in NEW" : "only in BASE",
                              RankList(job.base_ranks), RankList(job.new_ranks));
     }
-    std::erase_if(pairs, [&](const auto& p) { return base.ranks[p.first].rank.rank.rank != *opt.rank; });
+    std::erase_if(pairs, [&](const auto& p) { return base.ranks[p.first].rank.rank != *opt.rank; });
   }
 
   JobLevel(base, neu, &job);
@@ -210,7 +210,7 @@ StatusOr<JobComparison> CompareJobs(const std::vector<std::string>& base_inputs,
   std::vector<std::pair<double, int64_t>> deltas;
   for (const auto& [b, n] : pairs) {
     deltas.emplace_back(ComputeStepStats(neu.ranks[n]).mean_ns - ComputeStepStats(base.ranks[b]).mean_ns,
-                        neu.ranks[n].rank.rank.rank);
+                        neu.ranks[n].rank.rank);
   }
   std::sort(deltas.begin(), deltas.end());
   job.median_rank = deltas[(deltas.size() - 1) / 2].second;
@@ -224,11 +224,11 @@ StatusOr<JobComparison> CompareJobs(const std::vector<std::string>& base_inputs,
   ParallelFor(pairs.size(), opt.threads == 0 ? DefaultThreadCount() : opt.threads, [&](size_t i) {
     const CompareSummary& b = base.ranks[pairs[i].first];
     const CompareSummary& n = neu.ranks[pairs[i].second];
-    job.ranks[i] = CompareRanks(b, n, rank_options, focus.count(n.rank.rank.rank) > 0 || pairs.size() == 1);
+    job.ranks[i] = CompareRanks(b, n, rank_options, focus.count(n.rank.rank) > 0 || pairs.size() == 1);
   });
 
   // Waiting for peers, when both runs have two or more ranks.
-  const std::vector<double> base_wait = PeerWait(base.ranks), new_wait = PeerWait(neu.ranks);
+  const std::vector<double> base_wait = PeerWait(base), new_wait = PeerWait(neu);
   if (!base_wait.empty() && !new_wait.empty()) {
     for (size_t i = 0; i < pairs.size(); ++i) {
       OverallRow row{"comm.wait", "waiting for peers at collectives", "communication", base_wait[pairs[i].first],

@@ -38,7 +38,7 @@ std::vector<MemoryRow> BuildMemoryRows(const CompareSummary& base, const Compare
 std::vector<MemoryPeakRow> BuildMemoryPeaks(const CompareSummary& base, const CompareSummary& neu) {
   std::map<std::pair<int32_t, int32_t>, MemoryPeakRow> rows;
   auto add = [&](const CompareSummary& s, bool is_new) {
-    for (const MemoryPeak& p : s.rank.memory.devices) {
+    for (const MemoryPeak& p : s.rank.memory_peaks) {
       MemoryPeakRow& r = rows[{p.device_type, p.device_id}];
       r.device = p.device_type == 0 ? "CPU" : fmt::format("{}:{}", p.device_type == 1 ? "cuda" : "device", p.device_id);
       (is_new ? r.new_peak : r.base_peak) = static_cast<double>(p.peak_allocated);

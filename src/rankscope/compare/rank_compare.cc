@@ -19,8 +19,8 @@ inline constexpr double kFewAlignedShare = 0.5;
 RankComparison CompareRanks(const CompareSummary& base, const CompareSummary& neu, const RankCompareOptions& options,
                             bool detailed) {
   RankComparison r;
-  r.base_rank = base.rank.rank.rank;
-  r.new_rank = neu.rank.rank.rank;
+  r.base_rank = base.rank.rank;
+  r.new_rank = neu.rank.rank;
   r.base_path = base.rank.path;
   r.new_path = neu.rank.path;
   r.base_devices = base.rank.device_names;
