@@ -3,6 +3,7 @@
 #include <algorithm>
 
 namespace rankscope {
+inline namespace findings_v2 {  // TEMPORARY (hang branch): see finding.h
 
 std::string_view SeverityName(Severity s) {
   switch (s) {
@@ -107,4 +108,5 @@ void RankFindings(std::vector<Finding>* findings) {
   });
 }
 
+}  // namespace findings_v2
 }  // namespace rankscope

@@ -15,6 +15,7 @@
 #include "rankscope/findings/finding_kind.h"
 
 namespace rankscope {
+inline namespace findings_v2 {  // TEMPORARY (hang branch): see finding.h
 
 enum class Severity : uint8_t { kInfo = 0, kWarning, kCritical };
 std::string_view SeverityName(Severity s);  // "info", "warning", "critical"
@@ -131,4 +132,5 @@ struct Finding {
 // Stable for equal keys.
 void RankFindings(std::vector<Finding>* findings);
 
+}  // namespace findings_v2
 }  // namespace rankscope

@@ -9,6 +9,7 @@
 #include <string_view>
 
 namespace rankscope {
+inline namespace findings_v2 {  // TEMPORARY (hang branch): see finding.h
 
 enum class FindingKind : uint16_t {
   // Cluster diagnosis (cluster/).
@@ -48,4 +49,5 @@ const FindingKindInfo& KindInfo(FindingKind kind);
 std::string_view FindingKindId(FindingKind kind);
 std::optional<FindingKind> FindingKindFromId(std::string_view id);
 
+}  // namespace findings_v2
 }  // namespace rankscope

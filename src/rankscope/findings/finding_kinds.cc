@@ -4,6 +4,7 @@
 #include "rankscope/findings/finding_kind.h"
 
 namespace rankscope {
+inline namespace findings_v2 {  // TEMPORARY (hang branch): see finding.h
 namespace {
 
 constexpr uint8_t kInfo = static_cast<uint8_t>(Severity::kInfo);
@@ -87,4 +88,5 @@ std::optional<FindingKind> FindingKindFromId(std::string_view id) {
   return std::nullopt;
 }
 
+}  // namespace findings_v2
 }  // namespace rankscope
