@@ -72,6 +72,7 @@ def main():
     p.add_argument("--pause-s", type=float, default=3.0)
     p.add_argument("--step-sleep-ms", type=float, default=20.0)
     p.add_argument("--collector", choices=["none", "tracker"], default="tracker")
+    p.add_argument("--num-workers", type=int, default=0, help="DataLoader worker processes (dataloader: at least 1)")
     args = p.parse_args()
 
     dist.init_process_group("gloo")
@@ -82,10 +83,12 @@ def main():
     kind, fault_rank, fault_step = parse_fault(args.fault)
     mine = rank == fault_rank
 
-    # The DataLoader sees this rank's samples in order; a worker process for every rank.
+    # The DataLoader sees this rank's samples in order.
     n = BATCH * min(args.steps, 100000)
     data = Samples(n, fault_step if mine and kind == "dataloader" else -1)
-    loader = DataLoader(data, batch_size=BATCH, num_workers=1, prefetch_factor=2, persistent_workers=True)
+    workers = max(args.num_workers, 1 if kind == "dataloader" else 0)
+    loader = DataLoader(data, batch_size=BATCH, num_workers=workers, prefetch_factor=2 if workers else None,
+                        persistent_workers=workers > 0)
     model = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()

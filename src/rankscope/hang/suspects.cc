@@ -63,6 +63,7 @@ class Rules {
         f.kind = FindingKind::kHangUnresponsiveRank;
         f.severity = Severity::kCritical;
         f.ranks = {o.rank};
+        AddWaitingFor(o.rank, &f);
         AddRankEvidence(o.rank, &f);
         SubjectFromNative(o.rank, &f);
         f.next = {NextStepKind::kHangNativeCall, f.subject, ""};
@@ -232,6 +233,26 @@ class Rules {
     f.evidence.push_back(std::move(wait));
     f.next = {NextStepKind::kHangTransport, an.open->call.op, ""};
     return f;
+  }
+
+  // The collectives whose members wait while `rank` left no dump (it could not answer).
+  void AddWaitingFor(int64_t rank, Finding* f) const {
+    for (const GroupMatch& g : a_.fr.groups) {
+      if (!g.open || !Has(g.open->unknown, rank)) continue;
+      Evidence wait;
+      wait.kind = EvidenceKind::kCollectiveWaiting;
+      for (int64_t r : g.open->entered) {
+        if (!Has(g.open->completed, r)) wait.ranks.push_back(r);
+      }
+      if (wait.ranks.empty()) continue;
+      wait.subject = CallText(g.open->call);
+      wait.subject_kind = "collective";
+      wait.detail = GroupLabel(g);
+      wait.Set("seq", g.open->seq);
+      wait.Set("members", g.members.size());
+      if (g.open->pending_s >= 0) wait.Set("pending_s", g.open->pending_s);
+      f->evidence.push_back(std::move(wait));
+    }
   }
 
   // A missing rank that meanwhile waits in another group's collective (it skipped one).
