@@ -3,7 +3,6 @@
 #include <algorithm>
 
 namespace rankscope {
-inline namespace findings_v2 {  // TEMPORARY (hang branch): see finding.h
 
 std::string_view SeverityName(Severity s) {
   switch (s) {
@@ -104,9 +103,9 @@ void RankFindings(std::vector<Finding>* findings) {
     if (a_saves && a.cost.saving_ns != b.cost.saving_ns) return a.cost.saving_ns > b.cost.saving_ns;
     if (a.severity != b.severity) return a.severity > b.severity;
     if (a.cost.added_ns != b.cost.added_ns) return a.cost.added_ns > b.cost.added_ns;
+    if (a.weight != b.weight) return a.weight > b.weight;
     return a.kind < b.kind;
   });
 }
 
-}  // namespace findings_v2
 }  // namespace rankscope

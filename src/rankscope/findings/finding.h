@@ -15,7 +15,6 @@
 #include "rankscope/findings/finding_kind.h"
 
 namespace rankscope {
-inline namespace findings_v2 {  // TEMPORARY (hang branch): see finding.h
 
 enum class Severity : uint8_t { kInfo = 0, kWarning, kCritical };
 std::string_view SeverityName(Severity s);  // "info", "warning", "critical"
@@ -122,15 +121,18 @@ struct Finding {
   std::string subject_kind;        // "kernel", "cpu_op", "python_path", "phase", ...; or ""
   std::string subject_detail;      // kernels: grid|block
   Cost cost;
+  // How strongly a finding without a saving holds, 0..1 (e.g. how saturated the CPU is): orders
+  // such findings among themselves.
+  double weight = 0;
   std::vector<Evidence> evidence;
   NextStep next;
 
   const Evidence* FindEvidence(EvidenceKind kind) const;  // the first of that kind, or null
 };
 
-// Ranking: findings with a saving, largest first; then the others by severity and added time.
+// Ranking: findings with a saving, largest first; then the others by severity, added time and
+// weight.
 // Stable for equal keys.
 void RankFindings(std::vector<Finding>* findings);
 
-}  // namespace findings_v2
 }  // namespace rankscope

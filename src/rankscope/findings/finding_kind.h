@@ -9,7 +9,6 @@
 #include <string_view>
 
 namespace rankscope {
-inline namespace findings_v2 {  // TEMPORARY (hang branch): see finding.h
 
 enum class FindingKind : uint16_t {
   // Cluster diagnosis (cluster/).
@@ -49,5 +48,4 @@ const FindingKindInfo& KindInfo(FindingKind kind);
 std::string_view FindingKindId(FindingKind kind);
 std::optional<FindingKind> FindingKindFromId(std::string_view id);
 
-}  // namespace findings_v2
 }  // namespace rankscope
