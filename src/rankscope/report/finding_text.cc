@@ -1,4 +1,5 @@
 #include "rankscope/report/finding_text.h"
+#include "rankscope/report/hang_report.h"
 
 #include <fmt/format.h>
 
@@ -327,6 +328,16 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
 
 FindingWords DescribeFinding(const Finding& f) {
   FindingWords w;
+  if (KindInfo(f.kind).source == "hang") {
+    // The hang kinds' sentences live with the hang report (report/hang_report_text.cc).
+    w.title = HangFindingSentence(f);
+    w.next = HangNextStepSentence(f);
+    for (const Evidence& e : f.evidence) {
+      w.evidence.push_back(e.subject.empty() ? std::string(EvidenceKindName(e.kind))
+                                             : fmt::format("{}: {}", EvidenceKindName(e.kind), e.subject));
+    }
+    return w;
+  }
   w.title = Title(f);
   w.cost = CostLine(f);
   for (const Evidence& e : f.evidence) w.evidence.push_back(DescribeEvidence(e, f));
