@@ -282,8 +282,8 @@ std::string Next(const Finding& f) {
       return fmt::format("compare {} on {} with a healthy rank (`rankscope analyze --rank {}`): calls, shapes, clocks",
                          FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), who, first);
     case NextStepKind::kNodeCondition: return NextTelemetry(f);
+    default: return HangNextStepSentence(f);  // the hang kinds' next steps (report/hang_report_text.cc)
   }
-  return "";
 }
 
 }  // namespace
@@ -322,8 +322,10 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kWhatIf: return WhatIfSentence(e, f);
     case EvidenceKind::kTelemetry: return TelemetrySentence(e);
     case EvidenceKind::kText: return e.text;
+    default:  // hang evidence: the hang report draws it as stacks and collectives
+      return e.subject.empty() ? std::string(EvidenceKindName(e.kind))
+                               : fmt::format("{}: {}", EvidenceKindName(e.kind), e.subject);
   }
-  return e.text;
 }
 
 FindingWords DescribeFinding(const Finding& f) {
@@ -332,10 +334,7 @@ FindingWords DescribeFinding(const Finding& f) {
     // The hang kinds' sentences live with the hang report (report/hang_report_text.cc).
     w.title = HangFindingSentence(f);
     w.next = HangNextStepSentence(f);
-    for (const Evidence& e : f.evidence) {
-      w.evidence.push_back(e.subject.empty() ? std::string(EvidenceKindName(e.kind))
-                                             : fmt::format("{}: {}", EvidenceKindName(e.kind), e.subject));
-    }
+    for (const Evidence& e : f.evidence) w.evidence.push_back(DescribeEvidence(e, f));
     return w;
   }
   w.title = Title(f);
