@@ -25,6 +25,13 @@ enum class FindingKind : uint16_t {
   kIoWait,
   kHostMemoryFull,
   kGpuMemoryFull,
+  // Hang analysis of a stack snapshot + Flight Recorder dumps (hang/suspects.h).
+  kHangCollectiveMismatch,
+  kHangMissingFromCollective,
+  kHangUnresponsiveRank,
+  kHangDataLoaderWait,
+  kHangStackOutlier,
+  kHangStuckInCollective,
   // Run comparison (compare/): a difference between BASE and NEW beyond noise.
   kCompareRegression,
   kCompareImprovement,

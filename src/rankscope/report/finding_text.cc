@@ -1,4 +1,5 @@
 #include "rankscope/report/finding_text.h"
+#include "rankscope/report/hang_report.h"
 
 #include <fmt/format.h>
 
@@ -313,8 +314,8 @@ std::string Next(const Finding& f) {
       return fmt::format("see {} in the comparison's {} table (`rankscope compare ... --rank {} --xlsx FILE` has every "
                          "row, both runs side by side)",
                          f.next.subject, f.next.detail, first);
+    default: return HangNextStepSentence(f);  // the hang kinds' next steps (report/hang_report_text.cc)
   }
-  return "";
 }
 
 }  // namespace
@@ -359,12 +360,21 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
                          (e.Get("step_delta_ns") >= 0 ? "+" : "-") + D(std::fabs(e.Get("step_delta_ns"))),
                          D(e.Get("noise_ns")), e.text.empty() ? "" : "; " + e.text);
     case EvidenceKind::kText: return e.text;
+    default:  // hang evidence: the hang report draws it as stacks and collectives
+      return e.subject.empty() ? std::string(EvidenceKindName(e.kind))
+                               : fmt::format("{}: {}", EvidenceKindName(e.kind), e.subject);
   }
-  return e.text;
 }
 
 FindingWords DescribeFinding(const Finding& f) {
   FindingWords w;
+  if (KindInfo(f.kind).source == "hang") {
+    // The hang kinds' sentences live with the hang report (report/hang_report_text.cc).
+    w.title = HangFindingSentence(f);
+    w.next = HangNextStepSentence(f);
+    for (const Evidence& e : f.evidence) w.evidence.push_back(DescribeEvidence(e, f));
+    return w;
+  }
   w.title = Title(f);
   w.cost = CostLine(f);
   for (const Evidence& e : f.evidence) w.evidence.push_back(DescribeEvidence(e, f));
