@@ -77,11 +77,11 @@ void AddWarnings(const std::vector<GpuActivity>& acts, RankSummary* r) {
 
 }  // namespace
 
-StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& opt) {
+StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& opt, RankIntermediates* keep) {
   const auto started = std::chrono::steady_clock::now();
   static const CommPatterns kNoPatterns;
   ActivityClassifier classifier(m, opt.comm_patterns ? *opt.comm_patterns : kNoPatterns);
-  const std::vector<ProfilerStep> steps = FindProfilerSteps(m);
+  std::vector<ProfilerStep> steps = FindProfilerSteps(m);
   auto window = SelectWindow(m, steps, opt.window);
   if (!window.ok()) return window.status().WithContext(m.path);
   const Window& w = *window;
@@ -94,9 +94,9 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   r.steps_in_trace = steps.size();
   r.kernel_wait_threshold_ns = opt.kernel_wait_threshold_ns;
 
-  const std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
+  std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
   const GpuTimeline timeline = SweepGpuTimeline(acts, w);
-  const std::vector<uint32_t> order = SlicesByStart(m);
+  std::vector<uint32_t> order = SlicesByStart(m);
   const IntervalSet host_compute = HostCompute(m, order);
   r.has_gpu = !acts.empty();
   FillGpu(acts, timeline, &r.gpu);
@@ -112,6 +112,11 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   r.launch = AnalyzeLaunches(m, acts, w);
   r.memory = AnalyzeMemory(m, w, opt.top_allocators);
   AddWarnings(acts, &r);
+  if (keep) {
+    keep->order = std::move(order);
+    keep->activities = std::move(acts);
+    keep->steps = std::move(steps);
+  }
   r.analysis_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
   return r;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "rankscope/analysis/classifier.h"
+#include "rankscope/analysis/gpu_activity.h"
 #include "rankscope/analysis/rank_summary.h"
 #include "rankscope/base/status.h"
 
@@ -16,7 +17,17 @@ struct AnalysisOptions {
   size_t top_allocators = 20;
 };
 
-// Fails only when no window can be chosen (e.g. --steps names steps the trace lacks).
-StatusOr<RankSummary> AnalyzeRank(const TraceModel& model, const AnalysisOptions& options);
+// What AnalyzeRank computed on the way that a caller analysing the same model further can reuse
+// instead of computing it again (compare's summary: engine/analyze_job.h RankHook).
+struct RankIntermediates {
+  std::vector<uint32_t> order;             // SlicesByStart(model)
+  std::vector<GpuActivity> activities;     // CollectGpuActivities(model, classifier)
+  std::vector<ProfilerStep> steps;         // FindProfilerSteps(model)
+};
+
+// Fails only when no window can be chosen (e.g. --steps names steps the trace lacks). When
+// `keep` is given, the intermediates are moved into it.
+StatusOr<RankSummary> AnalyzeRank(const TraceModel& model, const AnalysisOptions& options,
+                                  RankIntermediates* keep = nullptr);
 
 }  // namespace rankscope

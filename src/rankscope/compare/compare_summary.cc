@@ -218,7 +218,7 @@ int SizeBucket(int64_t bytes) {
 }
 
 StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSummary& r, const CommPatterns* patterns,
-                                             const SummaryOptions& options) {
+                                             const SummaryOptions& options, RankIntermediates* intermediates) {
   const auto started = std::chrono::steady_clock::now();
   if (r.window_mode != WindowMode::kSteps || r.steps.empty()) {
     return InvalidArgument(
@@ -227,7 +227,7 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSumm
         m.path);
   }
   CompareSummary out;
-  const std::vector<ProfilerStep> all_steps = FindProfilerSteps(m);
+  const std::vector<ProfilerStep> all_steps = intermediates ? std::move(intermediates->steps) : FindProfilerSteps(m);
   std::map<int64_t, size_t> step_index;
   for (size_t i = 0; i < all_steps.size(); ++i) step_index.emplace(all_steps[i].number, i);
   Window window;
@@ -237,7 +237,7 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSumm
   window.first_step_index = step_index.at(r.steps.front().number);
   window.end_step_index = step_index.at(r.steps.back().number) + 1;
 
-  const std::vector<uint32_t> order = SlicesByStart(m);
+  const std::vector<uint32_t> order = intermediates ? std::move(intermediates->order) : SlicesByStart(m);
   const std::vector<std::vector<PhasePiece>> phases = StepPhaseTimelines(m, order, all_steps, window);
   const std::vector<bool> kept = KeptSteps(r.steps, options.keep_outlier_steps);
   struct Kept {
@@ -273,8 +273,13 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSumm
 
   // GPU activities: who launched them, their class, their collective instance.
   static const CommPatterns kNoPatterns;
-  ActivityClassifier classifier(m, patterns ? *patterns : kNoPatterns);
-  const std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
+  std::vector<GpuActivity> acts;
+  if (intermediates) {
+    acts = std::move(intermediates->activities);
+  } else {
+    ActivityClassifier classifier(m, patterns ? *patterns : kNoPatterns);
+    acts = CollectGpuActivities(m, classifier);
+  }
   std::vector<ActivityFacts> facts(acts.size());
   std::vector<std::tuple<int64_t, int32_t, uint32_t>> gpu_collectives;  // (absolute start, stream, index)
   for (uint32_t k = 0; k < r.collectives.size(); ++k) {

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/analysis/classifier.h"
 #include "rankscope/analysis/rank_summary.h"
 #include "rankscope/base/status.h"
@@ -59,6 +60,7 @@ struct KernelUse {
 
 struct OpNode {
   uint32_t name = 0;            // NameTable
+  uint32_t occurrence = 0;      // among its siblings of that name (its key: parent, name, occurrence)
   uint32_t shapes = 0;          // NameTable: "dims|types" of its first instance; 0 = not recorded
   uint32_t parent = kNoIndex;
   std::vector<uint32_t> children;  // in call order
@@ -198,9 +200,11 @@ struct SummaryOptions {
   size_t max_step_cells = 32'000'000;  // operator nodes x kept steps kept per step (4 bytes each)
 };
 
-// `rank` must be AnalyzeRank's summary of `model` (its steps define the steps compared). Fails
-// when W has no profiler steps.
+// `rank` must be AnalyzeRank's summary of `model` (its steps define the steps compared), and
+// `intermediates` (optional) what AnalyzeRank computed on the way (reused, not recomputed; the
+// GPU activities are taken). Fails when W has no profiler steps.
 StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& model, const RankSummary& rank,
-                                             const CommPatterns* patterns, const SummaryOptions& options);
+                                             const CommPatterns* patterns, const SummaryOptions& options,
+                                             RankIntermediates* intermediates = nullptr);
 
 }  // namespace rankscope::compare

@@ -70,8 +70,9 @@ Status LoadRun(const std::vector<std::string>& inputs, const CompareOptions& opt
   std::map<std::string, CompareSummary> by_path;
   RankHook hook;
   hook.reader.keep_op_shapes = true;
-  hook.fn = [&](const TraceModel& model, const RankSummary& summary) -> Status {
-    RANKSCOPE_ASSIGN_OR_RETURN(CompareSummary s, BuildCompareSummary(model, summary, &patterns, summary_options));
+  hook.fn = [&](const TraceModel& model, const RankSummary& summary, RankIntermediates& intermediates) -> Status {
+    RANKSCOPE_ASSIGN_OR_RETURN(CompareSummary s,
+                               BuildCompareSummary(model, summary, &patterns, summary_options, &intermediates));
     std::lock_guard<std::mutex> lock(mu);
     by_path.emplace(summary.path, std::move(s));
     return OkStatus();
@@ -95,10 +96,14 @@ Status LoadRun(const std::vector<std::string>& inputs, const CompareOptions& opt
   return OkStatus();
 }
 
-// Both runs at once, each on half of the threads.
+// Both runs at once, each on half of the threads (one after the other on one thread).
 Status Load(const std::vector<std::string>& base_inputs, const std::vector<std::string>& new_inputs,
             const CompareOptions& opt, Run* base, Run* neu, std::vector<std::string>* warnings) {
   const unsigned threads = opt.threads == 0 ? DefaultThreadCount() : opt.threads;
+  if (threads < 2) {  // one thread: one run after the other
+    RANKSCOPE_RETURN_IF_ERROR(LoadRun(base_inputs, opt, 1, base, warnings));
+    return LoadRun(new_inputs, opt, 1, neu, warnings);
+  }
   const unsigned half = std::max(1u, threads / 2);
   std::vector<std::string> base_warnings;
   Status base_status;

@@ -11,7 +11,8 @@ bool EndsWith(std::string_view s, std::string_view p) { return s.size() >= p.siz
 
 }  // namespace
 
-ModuleTreeBuilder::ModuleTreeBuilder(const TraceModel& model, CompareSummary* out) : m_(model), out_(out) {
+ModuleTreeBuilder::ModuleTreeBuilder(const TraceModel& model, CompareSummary* out)
+    : m_(model), out_(out), frame_kind_(model.strings.size(), 0) {
   ModuleNode root;
   root.name = out->names.Intern("[modules]");
   out->modules.push_back(root);
@@ -44,9 +45,16 @@ void ModuleTreeBuilder::AddStep(int64_t start, int64_t end, const std::vector<ui
   std::sort(tracks.begin(), tracks.end());
   for (uint32_t track : tracks) {
     std::vector<uint32_t>& frames = per_track[track];
-    std::stable_sort(frames.begin(), frames.end(), [&](uint32_t a, uint32_t b) {
-      return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : s.dur[a] > s.dur[b];
-    });
+    // In start order already (`order`); at equal starts the enclosing (longer) frame first.
+    for (size_t a = 0; a < frames.size();) {
+      size_t b = a + 1;
+      while (b < frames.size() && s.ts[frames[b]] == s.ts[frames[a]]) ++b;
+      if (b - a > 1) {
+        std::stable_sort(frames.begin() + static_cast<std::ptrdiff_t>(a), frames.begin() + static_cast<std::ptrdiff_t>(b),
+                         [&](uint32_t x, uint32_t y) { return s.dur[x] > s.dur[y]; });
+      }
+      a = b;
+    }
     AddTrack(track, frames);
   }
 }
@@ -79,18 +87,24 @@ void ModuleTreeBuilder::AddTrack(uint32_t track, std::vector<uint32_t>& frames) 
   for (const uint32_t i : frames) {
     const int64_t ts = s.ts[i], te = ts + s.dur[i];
     while (!stack.empty() && stack.back().end <= ts) pop();
-    const std::string_view name = m_.Str(s.name[i]);
-    if (name.substr(0, kModulePrefix.size()) != kModulePrefix) {
+    uint32_t& kind = frame_kind_[s.name[i]];
+    if (kind == 0) {  // once per distinct frame name
+      const std::string_view name = m_.Str(s.name[i]);
+      kind = name.substr(0, kModulePrefix.size()) == kModulePrefix
+                 ? 3 + out_->names.Intern(name.substr(kModulePrefix.size()))
+                 : EndsWith(name, ": forward") ? 2 : 1;
+    }
+    if (kind < 3) {
       // The module's own forward(): the first "...(line): forward" frame inside it.
-      if (innermost != kNoIndex && EndsWith(name, ": forward")) {
+      if (kind == 2 && innermost != kNoIndex) {
         ModuleNode& node = out_->modules[instances_[innermost].module];
-        if (node.source == 0) node.source = out_->names.Intern(name);
+        if (node.source == 0) node.source = out_->names.Intern(m_.Str(s.name[i]));
       }
       stack.push_back({te, kNoIndex});
       continue;
     }
     const uint32_t parent_module = innermost == kNoIndex ? 0 : instances_[innermost].module;
-    const uint32_t module = NodeFor(parent_module, out_->names.Intern(name.substr(kModulePrefix.size())));
+    const uint32_t module = NodeFor(parent_module, kind - 3);
     ModuleNode& node = out_->modules[module];
     ++node.count;
     node.host_ns += te - ts;

@@ -36,6 +36,9 @@ class ModuleTreeBuilder {
   std::unordered_map<uint64_t, uint32_t> children_;  // (parent << 32 | name) -> module
   std::vector<Instance> instances_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_track_;
+  // Per StringId of a Python frame: 0 unknown, 1 not a module, 2 a module's forward(), else
+  // 3 + the NameTable id of the module name.
+  std::vector<uint32_t> frame_kind_;
 };
 
 }  // namespace rankscope::compare

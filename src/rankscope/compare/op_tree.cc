@@ -42,6 +42,8 @@ OpTreeBuilder::OpTreeBuilder(const TraceModel& model, CompareSummary* out, size_
   out->ops.push_back(rank);
   OpNode step;
   step.name = out->names.Intern("[step]");
+  op_shape_of_slice_.assign(model.op_shapes.empty() ? 0 : model.slices.size(), 0);
+  for (size_t k = 0; k < model.op_shapes.size(); ++k) op_shape_of_slice_[model.op_shapes[k].slice] = static_cast<uint32_t>(k + 1);
   step.kind = OpKind::kThread;
   step.parent = 0;
   step.depth = 1;
@@ -49,14 +51,21 @@ OpTreeBuilder::OpTreeBuilder(const TraceModel& model, CompareSummary* out, size_
   out->ops[0].children.push_back(1);
 }
 
-uint32_t OpTreeBuilder::NodeFor(uint32_t parent, uint32_t name, uint32_t occurrence, uint16_t depth, bool* created) {
+uint32_t OpTreeBuilder::NodeFor(uint32_t parent, uint32_t name, uint32_t occurrence, uint32_t position, uint16_t depth,
+                               bool* created) {
   *created = false;
+  const std::vector<uint32_t>& siblings = out_->ops[parent].children;
+  if (position < siblings.size()) {
+    const OpNode& guess = out_->ops[siblings[position]];
+    if (guess.name == name && guess.occurrence == occurrence) return siblings[position];
+  }
   const ChildKey key{parent, name, occurrence};
   if (auto it = children_.find(key); it != children_.end()) return it->second;
   if (out_->ops.size() >= max_nodes_) return kNoIndex;
   const auto id = static_cast<uint32_t>(out_->ops.size());
   OpNode node;
   node.name = name;
+  node.occurrence = occurrence;
   node.parent = parent;
   node.depth = depth;
   out_->ops.push_back(std::move(node));
@@ -74,19 +83,47 @@ uint32_t OpTreeBuilder::ThreadRoot(uint32_t track, uint32_t step_track, uint32_t
   const uint32_t name = out_->names.Intern("[thread] " + std::string(role));
   const uint32_t occurrence = role_count_[name]++;
   bool created;
-  uint32_t node = NodeFor(0, name, occurrence, 1, &created);
+  uint32_t node = NodeFor(0, name, occurrence, UINT32_MAX, 1, &created);
   if (node == kNoIndex) node = 1;  // over the cap: the thread's operators join the step thread's
   if (created) out_->ops[node].kind = OpKind::kThread;
   thread_roots_.emplace(track, node);
   return node;
 }
 
+// JSON text without the whitespace outside strings, so that "[[64, 256]]" and "[[64,256]]" agree
+// (traces of different Kineto versions space them differently).
+static void AppendCompactJson(std::string_view json, std::string* out) {
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out->push_back(c);
+      if (c == '\\' && i + 1 < json.size()) {
+        out->push_back(json[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+      out->push_back(c);
+      in_string = c == '"';
+    }
+  }
+}
+
 uint32_t OpTreeBuilder::ShapesOf(uint32_t slice) {
-  const std::vector<OpShape>& shapes = m_.op_shapes;
-  auto it = std::lower_bound(shapes.begin(), shapes.end(), slice, [](const OpShape& s, uint32_t x) { return s.slice < x; });
-  if (it == shapes.end() || it->slice != slice) return 0;
+  if (op_shape_of_slice_.empty() || op_shape_of_slice_[slice] == 0) return 0;
+  const OpShape* it = &m_.op_shapes[op_shape_of_slice_[slice] - 1];
   out_->has_shapes = true;
-  return out_->names.Intern(m_.Str(it->shapes));
+  const uint64_t key = (static_cast<uint64_t>(it->dims) << 32) | it->types;
+  auto [found, inserted] = shapes_of_texts_.try_emplace(key, 0);
+  if (inserted) {  // once per distinct (dims, types): "dims|types" without whitespace
+    std::string text;
+    AppendCompactJson(m_.Str(it->dims), &text);
+    text.push_back('|');
+    AppendCompactJson(m_.Str(it->types), &text);
+    found->second = out_->names.Intern(text);
+  }
+  return found->second;
 }
 
 void OpTreeBuilder::AddStep(uint32_t step, int64_t start, int64_t end, uint32_t step_track,
@@ -110,10 +147,17 @@ void OpTreeBuilder::AddStep(uint32_t step, int64_t start, int64_t end, uint32_t 
                                                               : a.first < b.first;
   });
   for (auto& [track, slices] : tracks) {
-    // Parents before children: at equal starts the longer one encloses the shorter.
-    std::stable_sort(slices->begin(), slices->end(), [&](uint32_t a, uint32_t b) {
-      return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : s.dur[a] > s.dur[b];
-    });
+    // Already in start order (`order`); parents must come before children: at equal starts the
+    // longer one encloses the shorter, so only runs of equal starts need sorting.
+    for (size_t i = 0; i < slices->size();) {
+      size_t j = i + 1;
+      while (j < slices->size() && s.ts[(*slices)[j]] == s.ts[(*slices)[i]]) ++j;
+      if (j - i > 1) {
+        std::stable_sort(slices->begin() + static_cast<std::ptrdiff_t>(i), slices->begin() + static_cast<std::ptrdiff_t>(j),
+                         [&](uint32_t a, uint32_t b) { return s.dur[a] > s.dur[b]; });
+      }
+      i = j;
+    }
     AddTrack(step, track, ThreadRoot(track, step_track, slices->front()), *slices, phases);
   }
 }
@@ -127,11 +171,13 @@ void OpTreeBuilder::AddTrack(uint32_t step, uint32_t track, uint32_t root, std::
     int64_t children_ns = 0;  // Σ of its children's durations clipped to it
     bool folded = false;
     bool in_cpu_op = false;
-    std::vector<std::pair<uint32_t, uint32_t>> seen;  // name -> occurrences so far
+    uint64_t uid = 0;          // for seen_
+    uint32_t children = 0;     // child instances so far
   };
   const SliceTable& s = m_.slices;
   std::vector<Frame> stack;
   stack.push_back({kNoIndex, root, INT64_MIN, INT64_MAX});
+  stack.back().uid = next_frame_++;
   std::vector<uint32_t>& index = by_track_[track];
   if (index.empty()) tracks_.push_back(track);
   auto pop = [&]() {
@@ -154,15 +200,13 @@ void OpTreeBuilder::AddTrack(uint32_t step, uint32_t track, uint32_t root, std::
       const StringId sid = s.name[i];
       if (name_of_slice_name_[sid] == 0) name_of_slice_name_[sid] = out_->names.Intern(m_.Str(sid)) + 1;
       const uint32_t name = name_of_slice_name_[sid] - 1;
-      uint32_t occurrence = 0;
-      auto seen = std::find_if(parent.seen.begin(), parent.seen.end(), [&](const auto& p) { return p.first == name; });
-      if (seen == parent.seen.end()) {
-        parent.seen.emplace_back(name, 1);
-      } else {
-        occurrence = seen->second++;
-      }
+      if (name >= seen_.size()) seen_.resize(out_->names.size() + 64);
+      Seen& seen = seen_[name];
+      if (seen.frame != parent.uid) seen = {parent.uid, 0};
+      const uint32_t occurrence = seen.count++;
       bool created;
-      const uint32_t node = NodeFor(parent.node, name, occurrence, static_cast<uint16_t>(stack.size() + 1), &created);
+      const uint32_t node = NodeFor(parent.node, name, occurrence, parent.children++,
+                                    static_cast<uint16_t>(stack.size() + 1), &created);
       if (node == kNoIndex) {
         frame.folded = true;
       } else {
@@ -187,6 +231,7 @@ void OpTreeBuilder::AddTrack(uint32_t step, uint32_t track, uint32_t root, std::
       }
     }
     if (frame.folded) ++folded_;
+    frame.uid = next_frame_++;
     stack.push_back(std::move(frame));
   }
   while (stack.size() > 1) pop();

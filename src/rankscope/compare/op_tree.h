@@ -61,7 +61,10 @@ class OpTreeBuilder {
     }
   };
   uint32_t ThreadRoot(uint32_t track, uint32_t step_track, uint32_t first_slice);
-  uint32_t NodeFor(uint32_t parent_node, uint32_t name, uint32_t occurrence, uint16_t depth, bool* created);
+  // `position` is the instance's index among its parent instance's children: steps repeat, so
+  // the parent node's child at that position is usually the one (checked before any hashing).
+  uint32_t NodeFor(uint32_t parent_node, uint32_t name, uint32_t occurrence, uint32_t position, uint16_t depth,
+                   bool* created);
   void AddTrack(uint32_t step, uint32_t track, uint32_t root, std::vector<uint32_t>& slices,
                 const std::vector<PhasePiece>& phases);
   uint32_t ShapesOf(uint32_t slice);
@@ -73,11 +76,20 @@ class OpTreeBuilder {
   std::unordered_map<uint32_t, uint32_t> thread_roots_;   // track -> root node
   std::unordered_map<uint32_t, uint32_t> role_count_;     // role name -> threads with it so far
   std::vector<uint32_t> name_of_slice_name_;              // StringId -> NameTable id (+1; 0 = unknown)
+  std::unordered_map<uint64_t, uint32_t> shapes_of_texts_; // (dims, types) StringIds -> NameTable id
+  std::vector<uint32_t> op_shape_of_slice_;               // slice -> index in model.op_shapes + 1 (0: none)
+  // Occurrences of a name among the children of one parent instance: per NameTable id, the
+  // parent frame it was last seen under and how often (so no per-frame map is needed).
+  struct Seen {
+    uint64_t frame = 0;
+    uint32_t count = 0;
+  };
+  std::vector<Seen> seen_;
+  uint64_t next_frame_ = 1;
   std::vector<OpInstance> instances_;
   std::vector<uint32_t> slices_;                          // per instance
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_track_;
   std::vector<uint32_t> tracks_;
-  size_t shape_cursor_ = 0;
   uint64_t folded_ = 0;
 };
 

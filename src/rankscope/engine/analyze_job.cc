@@ -48,15 +48,17 @@ std::vector<MappedFile> MapFiles(const std::vector<std::string>& files, const An
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     if (!model.ok()) {
       out[i].error = model.status();
-    } else if (auto summary = AnalyzeRank(*model, a); summary.ok()) {
-      summary->ingest_ns = ingest_ns;
-      if (Status s = hook ? hook->fn(*model, *summary) : OkStatus(); !s.ok()) {
+    } else {
+      RankIntermediates intermediates;
+      auto summary = AnalyzeRank(*model, a, hook ? &intermediates : nullptr);
+      if (!summary.ok()) {
+        out[i].error = summary.status();
+      } else if (Status s = hook ? hook->fn(*model, *summary, intermediates) : OkStatus(); !s.ok()) {
         out[i].error = s;
       } else {
+        summary->ingest_ns = ingest_ns;
         out[i].summary = std::move(summary).value();
       }
-    } else {
-      out[i].error = summary.status();
     }
     if (progress) progress->FileDone();
   });

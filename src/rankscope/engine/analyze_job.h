@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/base/status.h"
 #include "rankscope/engine/job_report.h"
 #include "rankscope/ingest/reader_options.h"
@@ -36,12 +37,13 @@ class Progress {
 };
 
 // Per-rank work a caller adds to the map (compare builds its own summary here): `fn` runs on the
-// worker thread with the rank's model and summary, before the model is dropped, for every file
-// that maps to a summary; it must be thread-safe. An error makes the file an error of the job
-// (JobReport::errors). `reader` replaces the default reader options (e.g. keep_op_shapes).
+// worker thread with the rank's model, summary and the analysis's intermediates (to reuse, not
+// recompute), before the model is dropped, for every file that maps to a summary; it must be
+// thread-safe. An error makes the file an error of the job (JobReport::errors). `reader`
+// replaces the default reader options (e.g. keep_op_shapes).
 struct RankHook {
   ReaderOptions reader;
-  std::function<Status(const TraceModel& model, const RankSummary& summary)> fn;
+  std::function<Status(const TraceModel& model, const RankSummary& summary, RankIntermediates& intermediates)> fn;
 };
 
 // Fails only on a whole-job problem (no trace at all, a bad option, a rank assigned twice, a

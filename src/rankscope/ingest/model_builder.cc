@@ -135,31 +135,9 @@ void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
   }
 }
 
-// JSON text without the whitespace outside strings, so that "[[64, 256]]" and "[[64,256]]" agree.
-static void AppendCompactJson(std::string_view json, std::string* out) {
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      out->push_back(c);
-      if (c == '\\' && i + 1 < json.size()) {
-        out->push_back(json[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
-      out->push_back(c);
-      in_string = c == '"';
-    }
-  }
-}
-
 void ModelBuilder::AddOpShape(const RawEvent& ev, uint32_t slice) {
-  shape_text_.clear();
-  if (ev.has(RawEvent::kInputDimsText)) AppendCompactJson(ev.input_dims_text, &shape_text_);
-  shape_text_.push_back('|');
-  if (ev.has(RawEvent::kInputTypesText)) AppendCompactJson(ev.input_types_text, &shape_text_);
-  model_->op_shapes.push_back({slice, model_->strings.Intern(shape_text_)});
+  model_->op_shapes.push_back({slice, ev.has(RawEvent::kInputDimsText) ? model_->strings.Intern(ev.input_dims_text) : 0,
+                               ev.has(RawEvent::kInputTypesText) ? model_->strings.Intern(ev.input_types_text) : 0});
 }
 
 // gloo (and CPU-side nccl) collectives carry no "Collective name" args in recent PyTorch: the

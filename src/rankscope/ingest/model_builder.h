@@ -63,7 +63,6 @@ class ModelBuilder {
   std::unordered_map<int64_t, uint32_t> string_process_index_;
   TrackKey last_key_{};
   uint32_t last_track_ = 0xFFFFFFFFu;
-  std::string shape_text_;  // AddOpShape's scratch
 };
 
 }  // namespace rankscope

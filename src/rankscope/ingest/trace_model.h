@@ -105,11 +105,13 @@ struct CollectiveInfo {
 };
 
 // A CPU op's input shapes and types (record_shapes=True), read only with
-// ReaderOptions::keep_op_shapes: `shapes` is the interned text "<Input Dims>|<Input type>" with
-// the whitespace outside strings removed, e.g. `[[64,256],[512,256],[512]]|["float","float","float"]`.
+// ReaderOptions::keep_op_shapes: "Input Dims" and "Input type" as interned JSON text, as written
+// (e.g. `[[64, 256], [512, 256], [512]]` and `["float", "float", "float"]`). Traces repeat a few
+// shapes many times, so consumers normalise the text once per distinct id.
 struct OpShape {
   uint32_t slice = 0;
-  StringId shapes = StringPool::kEmptyId;
+  StringId dims = StringPool::kEmptyId;
+  StringId types = StringPool::kEmptyId;
 };
 
 struct InstantTable {  // ph:i / ph:I, except [memory]
