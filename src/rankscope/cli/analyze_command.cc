@@ -22,6 +22,7 @@
 #include "rankscope/ingest/trace_set.h"
 #include "rankscope/report/analysis_report_text.h"
 #include "rankscope/report/cluster_report_text.h"
+#include "rankscope/report/job_html.h"
 #include "rankscope/report/progress.h"
 #include "rankscope/report/telemetry_report_text.h"
 #include "rankscope/telemetry/sidecar.h"
@@ -32,6 +33,7 @@ namespace {
 struct AnalyzeOptions {
   std::vector<std::string> inputs;
   std::string json_path;
+  std::string html_path;  // --html: the web UI's views in one file (docs/ui.md)
   std::optional<int64_t> rank;
   std::string steps;
   std::string window = "auto";
@@ -196,6 +198,9 @@ int RunAnalyze(const AnalyzeOptions& opt) {
     report.cluster = std::move(cluster).value();
   }
   AttachTelemetry(opt.inputs, &report);
+  if (!opt.html_path.empty()) {
+    if (Status s = WriteJobHtml(report, opt.html_path); !s.ok()) return fail(s);
+  }
   if (opt.rank) {
     std::erase_if(report.ranks, [&](const RankSummary& r) { return r.rank.rank != *opt.rank; });
     if (report.ranks.empty()) return fail(InvalidArgument("--rank {}: no trace file is that rank", *opt.rank));
@@ -224,6 +229,8 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
                                                 "slow ranks and nodes, abnormal functions, what fixing them is worth");
   cmd->add_option("paths", opt->inputs, "Trace files or directories of them (.json, .json.gz)")->required();
   cmd->add_option("--json", opt->json_path, "Also write the report as JSON to FILE ('-': stdout only)");
+  cmd->add_option("--html", opt->html_path, "Also write the web UI's views with the job's data as one self-contained "
+                                           "HTML file (opens offline)");
   cmd->add_option("--rank", opt->rank, "Report only this rank");
   cmd->add_option("--steps", opt->steps, "Window = profiler steps A..B (A:B, A:, :B or A)");
   cmd->add_option("--window", opt->window, "Window when --steps is not given: auto (steps, else GPU span, else CPU "

@@ -13,6 +13,7 @@ void RegisterSnapshotCommand(CLI::App& app, int* exit_code);
 void RegisterStatusCommands(CLI::App& app, int* exit_code);  // status, ps
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
+void RegisterServeCommand(CLI::App& app, int* exit_code);  // web UI (docs/ui.md)
 // Node telemetry (docs/telemetry.md).
 void RegisterTelemetryCommand(CLI::App& app, int* exit_code);
 void RegisterTopCommand(CLI::App& app, int* exit_code);

@@ -44,6 +44,8 @@ struct AnalysisReport {
 
 nlohmann::json RankSummaryToJson(const RankSummary& r, double flag_share);
 nlohmann::json AnalysisReportToJson(const AnalysisReport& report);
+// Every top-level field but "ranks" (small whatever the number of ranks; the web UI's overview).
+nlohmann::json ReportHeadJson(const AnalysisReport& report);
 // The same document, written one rank at a time: memory holds one rank's JSON, not the job's.
 void WriteAnalysisReportJson(const AnalysisReport& report, std::ostream& out);
 
