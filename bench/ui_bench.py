@@ -90,7 +90,8 @@ def main():
                 t0 = time.perf_counter()
                 page.goto(f"{url}#/job/{job}/overview")
                 page.locator("article.finding").first.wait_for(timeout=600_000)
-                page.locator(VIEWS["overview"]).wait_for(timeout=600_000)
+                page.locator(VIEWS["overview"]).first.wait_for(timeout=600_000)
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
                 times["overview"].append(time.perf_counter() - t0)
                 for view, selector in VIEWS.items():
                     if view == "overview":

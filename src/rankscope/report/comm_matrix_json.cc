@@ -43,19 +43,17 @@ Cells ChooseCells(const std::vector<RankSummary>& ranks, const ClusterDiagnosis&
     }
     return c;
   }
-  std::map<std::string, uint32_t> by_host;
-  for (size_t r = 0; r < n; ++r) by_host.emplace(host(r), 0);
+  std::map<std::string, uint32_t> by_host;  // hosts in the order of their lowest rank
+  for (size_t r = 0; r < n; ++r) {
+    if (by_host.emplace(host(r), static_cast<uint32_t>(by_host.size())).second) c.labels.push_back(host(r));
+  }
   if (by_host.size() <= max_cells) {
     c.level = "host";
-    uint32_t i = 0;
-    for (auto& [h, idx] : by_host) {
-      idx = i++;
-      c.labels.push_back(h);
-      c.hosts.push_back(h);
-    }
+    c.hosts = c.labels;
     for (size_t r = 0; r < n; ++r) c.cell_of[r] = by_host[host(r)];
     return c;
   }
+  c.labels.clear();
   c.level = "block";
   const size_t per = (n + max_cells - 1) / max_cells;
   for (size_t r = 0; r < n; ++r) c.cell_of[r] = static_cast<uint32_t>(r / per);

@@ -102,9 +102,22 @@ registerView({
       h('p', { class: 'muted' }, `${c.ranks.length} ranks on ${c.hosts.length} host${c.hosts.length === 1 ? '' : 's'}; per ${c.unit}, medians over steps. Click a column to sort by it, a row to open the rank. Red: abnormal (engine).`),
       h('div', { class: 'controls' },
         h('button', { class: 'sort-host', onclick: () => setSort('host') }, 'group by host'),
-        h('button', { class: 'sort-rank', onclick: () => setSort('rank') }, 'by rank')),
+        h('button', { class: 'sort-rank', onclick: () => setSort('rank') }, 'by rank'),
+        abnormalLinks()),
       header, scroll, tip, detailBox,
     );
+
+    function abnormalLinks(): HTMLElement {
+      const bad = c.ranks.filter((r) => r.slow || r.outlier);
+      if (!bad.length) return h('span', { class: 'muted' }, 'no slow or outlier rank');
+      return h('span', { class: 'abnormal-ranks' }, 'Abnormal: ',
+        bad.slice(0, 20).map((r) => h('a', { href: '#', class: 'rank-link', 'data-rank': r.rank, onclick: (e: Event) => {
+          e.preventDefault();
+          history.replaceState(null, '', location.hash.replace(/\?.*$/, '') + `?rank=${r.rank}`);
+          select(r.rank, true);
+        } }, `rank ${r.rank}${r.slow ? ' (slow)' : ''} `)),
+        bad.length > 20 ? `and ${bad.length - 20} more` : '');
+    }
 
     const width = () => Math.max(600, el.clientWidth - 4);
     const colW = () => Math.max(56, (width() - LABEL_W) / cols.length);

@@ -97,6 +97,9 @@ function drawTimeline(box: HTMLElement, t: Timeline, selected: number | null): (
       if (l.rank === selected) {
         g.fillStyle = '#fff3bf';
         g.fillRect(GUTTER, y, w - GUTTER, laneH);
+      } else if (l.last_votes === maxVotes && maxVotes > 0) {
+        g.fillStyle = 'rgba(214,39,40,0.12)';  // the late arriver's lane stands out among thousands
+        g.fillRect(GUTTER, y, w - GUTTER, laneH);
       }
       g.fillStyle = '#e3e6ea';
       g.fillRect(x(l.start_ns), y + 1, x(l.end_ns) - x(l.start_ns), Math.max(1, laneH - 2));
@@ -137,15 +140,19 @@ function drawTimeline(box: HTMLElement, t: Timeline, selected: number | null): (
       g.fill();
     });
     g.restore();
-    // Lane labels.
-    if (laneH >= 6 || lanes.length <= 300) {
-      lanes.forEach((l, i) => {
-        if (laneH < 10 && i % Math.ceil(10 / laneH) !== 0 && l.rank !== selected && !(l.last_votes === maxVotes && maxVotes > 0)) return;
-        const y = AXIS_H + i * laneH + laneH / 2;
-        g.fillStyle = l.last_votes === maxVotes && maxVotes > 0 ? ABNORMAL : l.rank === selected ? '#b35c00' : '#333';
-        g.fillText(`rank ${l.rank}${laneH >= 12 ? ` ${l.host.slice(0, 10)}` : ''}`, 4, y);
-      });
-    }
+    // Lane labels: every lane when there is room, else every few lanes, and always the late
+    // arriver's and the selected rank's.
+    const every = Math.max(1, Math.ceil(12 / laneH));
+    const special = lanes.map((l, i) => ((l.last_votes === maxVotes && maxVotes > 0) || l.rank === selected ? i : -1)).filter((i) => i >= 0);
+    lanes.forEach((l, i) => {
+      const late = l.last_votes === maxVotes && maxVotes > 0;
+      const mine = late || l.rank === selected;
+      if (!mine && (i % every !== 0 || special.some((j) => Math.abs(j - i) * laneH < 12))) return;
+      const y = AXIS_H + i * laneH + laneH / 2;
+      g.fillStyle = late ? ABNORMAL : l.rank === selected ? '#b35c00' : '#333';
+      g.font = late || l.rank === selected ? 'bold 11px system-ui, sans-serif' : '11px system-ui, sans-serif';
+      g.fillText(`rank ${l.rank}${laneH >= 12 ? ` ${l.host.slice(0, 10)}` : ''}`, 4, y);
+    });
     if (brush) {
       g.fillStyle = 'rgba(31,119,180,0.15)';
       g.fillRect(Math.min(brush[0], brush[1]), AXIS_H, Math.abs(brush[1] - brush[0]), height - AXIS_H);
@@ -200,7 +207,9 @@ function drawTimeline(box: HTMLElement, t: Timeline, selected: number | null): (
   });
   window.addEventListener('resize', draw);
   draw();
-  const i = lanes.findIndex((l) => l.rank === selected);
+  // Show the selected rank's lane, else the late arriver's.
+  let i = lanes.findIndex((l) => l.rank === selected);
+  if (i < 0 && maxVotes > 0) i = lanes.findIndex((l) => l.last_votes === maxVotes);
   if (i >= 0) scroller.scrollTop = Math.max(0, AXIS_H + i * laneH - scroller.clientHeight / 2);
   return () => window.removeEventListener('resize', draw);
 }
