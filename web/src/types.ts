@@ -84,9 +84,24 @@ export interface Cluster {
 // Evidence and next steps are sentences in report/1; objects with a text in later versions.
 export type Sentence = string | { text?: string; [k: string]: unknown };
 
+export interface FindingCost {
+  method: string;  // what_if_like_median, what_if_faster, added_work, window_share, delta, none
+  unit: string;
+  saving_ns: number;
+  share: number;
+  step_ns: number;
+  estimated_step_ns: number;
+  added_ns: number;
+  window_share: number;
+}
+
+// report/2 (the engine's one Finding type); report/1's cost fields are kept for its JSON files.
 export interface FindingRow {
   kind: string;
   title?: string;
+  cost?: FindingCost;
+  cost_text?: string;
+  subject?: { name: string; kind: string; detail: string } | null;
   ranks?: number[];
   host?: string | null;
   hosts?: string[];
@@ -116,7 +131,7 @@ export interface Overview {
   ranks: RankRow[];
   cluster: Cluster | null;
   findings: FindingRow[];
-  telemetry: { nodes: { host: string }[]; findings: TelemetryFindingRow[] } | null;
+  telemetry: { nodes: { host: string }[]; findings?: TelemetryFindingRow[] } | null;
   warnings: string[];
   errors: { path: string; error: string }[];
   analysis_s?: number;

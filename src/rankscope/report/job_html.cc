@@ -5,7 +5,7 @@
 
 namespace rankscope {
 
-Status WriteJobHtml(const AnalysisReport& report, const std::string& path) {
+Status WriteJobHtml(const JobReport& report, const std::string& path) {
   std::vector<std::string> sidecars;
   for (const auto& node : report.telemetry) sidecars.push_back(node.source);
   const nlohmann::json bundle = ViewBundleJson(ReportHeadJson(report), report.ranks,

@@ -10,6 +10,6 @@
 namespace rankscope {
 
 // `report` must hold every rank the cluster diagnosis saw (write it before --rank narrows it).
-Status WriteJobHtml(const AnalysisReport& report, const std::string& path);
+Status WriteJobHtml(const JobReport& report, const std::string& path);
 
 }  // namespace rankscope

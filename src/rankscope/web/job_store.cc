@@ -8,7 +8,8 @@
 #include <sstream>
 
 #include "rankscope/report/view_data.h"
-#include "rankscope/web/job_analysis.h"
+#include "rankscope/engine/analyze_job.h"
+#include "rankscope/report/analysis_report.h"
 
 namespace rankscope::web {
 namespace {
@@ -84,7 +85,9 @@ StatusOr<std::shared_ptr<const AnalyzedJob>> JobStore::Analyze(const JobEntry& e
     RANKSCOPE_ASSIGN_OR_RETURN(job->report_json, ReadReportJson(entry.path));
   } else {
     if (entry.files.empty()) return NotFound("{}: no trace file yet", entry.name);
-    RANKSCOPE_ASSIGN_OR_RETURN(job->report, AnalyzeTraceFiles(entry.files, threads_));
+    AnalyzeOptions options;
+    if (threads_ > 0) options.threads = threads_;
+    RANKSCOPE_ASSIGN_OR_RETURN(job->report, AnalyzeJob(JobInputs{entry.files, ""}, options));
   }
   job->analysis_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return std::shared_ptr<const AnalyzedJob>(std::move(job));
@@ -120,7 +123,7 @@ StatusOr<std::string> JobStore::Document(const AnalyzedJob& job, const std::stri
                                 "(serve the trace or capture directory instead)", kind);
     }
   } else {
-    const AnalysisReport& rep = *job.report;
+    const JobReport& rep = *job.report;
     const ClusterDiagnosis* cluster = rep.cluster ? &*rep.cluster : nullptr;
     std::vector<std::string> sidecars;
     for (const auto& n : rep.telemetry) sidecars.push_back(n.source);

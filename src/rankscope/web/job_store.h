@@ -1,7 +1,7 @@
 // Analysed jobs of `rankscope serve`, and the JSON documents the page fetches for them.
 //
-// A job is analysed on its first request (one analysis at a time: memory holds one job's models
-// at once) and kept while it is among the `max_cached` most recently used; a capture whose files
+// A job is analysed by the engine (AnalyzeJob) on its first request (one analysis at a time:
+// memory holds one job's models at once) and kept while it is among the `max_cached` most recently used; a capture whose files
 // changed since (traces still arriving) is analysed again. Each document (overview, a step's
 // timeline, ...) is rendered once and kept with its job.
 #pragma once
@@ -16,14 +16,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rankscope/report/analysis_report.h"
+#include "rankscope/engine/job_report.h"
 #include "rankscope/web/job_catalog.h"
 
 namespace rankscope::web {
 
 struct AnalyzedJob {
   JobEntry entry;
-  std::optional<AnalysisReport> report;       // jobs of trace files
+  std::optional<JobReport> report;            // jobs of trace files (AnalyzeJob)
   std::optional<nlohmann::json> report_json;  // a report JSON as written
   double analysis_s = 0;
 

@@ -33,21 +33,37 @@ function rankLinks(ranks: number[], ctx: ViewContext): HTMLElement {
   );
 }
 
+// What fixing the finding is worth, from the engine's numbers.
+function costLine(f: FindingRow): HTMLElement | null {
+  const c = f.cost;
+  if (c) {
+    if (c.saving_ns > 0) {
+      return h('p', { class: 'cost' }, h('strong', {}, `worth ${fmtNs(c.saving_ns)} per ${c.unit}`),
+        ` (${fmtPct(c.share)} of the ${c.unit}): ${fmtNs(c.step_ns)} now → ${fmtNs(c.estimated_step_ns)} once fixed`);
+    }
+    if (c.method === 'added_work' && c.added_ns > 0) return h('p', { class: 'cost' }, h('strong', {}, `adds ${fmtNs(c.added_ns)} per ${c.unit}`), ' on these ranks, which no peer measurably waits for');
+    if (c.method === 'window_share') return h('p', { class: 'cost' }, h('strong', {}, `during ${fmtPct(c.window_share)} of the window`));
+    return f.cost_text ? h('p', { class: 'cost' }, f.cost_text) : null;
+  }
+  if (f.cost_ns !== undefined && f.cost_ns > 0) {  // report/1
+    return h('p', { class: 'cost' }, h('strong', {}, `worth ${fmtNs(f.cost_ns)} per step`), ` (${fmtPct(f.cost_share ?? null)} of the step): `,
+      `${fmtNs(f.step_ns)} now → ${fmtNs(f.estimated_step_ns)} once fixed`);
+  }
+  return null;
+}
+
 function findingCard(f: FindingRow, ctx: ViewContext, i: number): HTMLElement {
   const ranks = f.ranks ?? [];
   const hosts = f.hosts ?? (f.host ? [f.host] : []);
   return h(
     'article',
-    { class: `finding kind-${f.kind}`, 'data-kind': f.kind, 'data-index': i },
+    { class: `finding kind-${f.kind}${f.severity ? ` severity-${f.severity}` : ''}`, 'data-kind': f.kind, 'data-index': i },
     h('div', { class: 'finding-head' },
       h('span', { class: 'badge' }, f.kind.replace(/_/g, ' ')),
+      f.severity ? h('span', { class: `badge severity ${f.severity}` }, f.severity) : null,
       h('h3', { class: 'finding-title' }, f.title ?? f.kind),
     ),
-    f.cost_ns !== undefined && f.cost_ns > 0
-      ? h('p', { class: 'cost' },
-          h('strong', {}, `worth ${fmtNs(f.cost_ns)} per step`), ` (${fmtPct(f.cost_share ?? null)} of the step): `,
-          `${fmtNs(f.step_ns)} now → ${fmtNs(f.estimated_step_ns)} once fixed`)
-      : null,
+    costLine(f),
     ranks.length ? h('p', { class: 'who' }, 'Ranks: ', rankLinks(ranks, ctx), hosts.length ? `  on ${hosts.join(', ')}` : '') : null,
     (f.evidence ?? []).length ? h('ul', { class: 'evidence' }, sentences(f.evidence).map((s) => h('li', {}, s))) : null,
     sentences(f.next).length ? h('p', { class: 'next' }, h('strong', {}, 'Next: '), sentences(f.next).join(' ')) : null,
