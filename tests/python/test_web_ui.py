@@ -342,3 +342,24 @@ def test_token_required_beyond_loopback(rankscope_bin, capture, tmp_path):
         assert s.get("/")[0] == 200  # the page itself holds no data
     finally:
         s.stop()
+
+
+def test_report_json_is_served_as_written(rankscope_bin, run_rankscope, capture, browser, tmp_path):
+    report = tmp_path / "report.json"
+    run_rankscope("analyze", capture["dir"], "--json", report)
+    s = Server(rankscope_bin, [report])
+    try:
+        (job,) = jobs(s)
+        assert job["kind"] == "report"
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(s.url)  # one job: it opens
+        finding = page.locator("article.finding[data-kind='slow_rank']").first
+        finding.wait_for()
+        assert f"rank {STRAGGLER}" in finding.inner_text()
+        # The timeline needs the traces: the page says so instead of drawing.
+        page.locator("nav.tabs a[data-view='timeline']").click()
+        page.locator("main .error").wait_for()
+        assert "needs the traces" in page.locator("main .error").inner_text()
+        page.close()
+    finally:
+        s.stop()
