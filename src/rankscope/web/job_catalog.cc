@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "rankscope/base/hash.h"
@@ -94,23 +95,48 @@ std::string_view JobKindName(JobKind k) {
 }
 
 bool LooksLikeReport(const fs::path& file) {
+  // Classified once per (path, size, time): the catalog is rescanned on every request.
+  struct Seen {
+    uintmax_t size;
+    int64_t modified;
+    bool report;
+  };
+  static std::mutex mu;
+  static std::map<std::string, Seen> seen;
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(file, ec);
+  if (ec) return false;
+  const int64_t modified = ModifiedUnixS(file);
+  {
+    std::lock_guard lock(mu);
+    if (auto it = seen.find(file.string()); it != seen.end() && it->second.size == size && it->second.modified == modified) {
+      return it->second.report;
+    }
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) return false;
-  constexpr size_t kPeek = 4096;
-  std::string head(kPeek, '\0');
-  in.read(head.data(), kPeek);
-  head.resize(static_cast<size_t>(in.gcount()));
-  if (head.find("\"rankscope.report/") != std::string::npos) return true;
-  // The writer puts "schema" after "ranks": near the end of a large report.
-  in.clear();
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size <= static_cast<std::streamoff>(kPeek)) return false;
-  in.seekg(size - static_cast<std::streamoff>(kPeek));
-  std::string tail(kPeek, '\0');
-  in.read(tail.data(), kPeek);
-  tail.resize(static_cast<size_t>(in.gcount()));
-  return tail.find("\"rankscope.report/") != std::string::npos;
+  auto read = [&](std::streamoff at, size_t n) {
+    std::string buf(n, '\0');
+    in.clear();
+    in.seekg(at);
+    in.read(buf.data(), static_cast<std::streamsize>(n));
+    buf.resize(static_cast<size_t>(in.gcount()));
+    return buf;
+  };
+  constexpr size_t kHead = 64 << 10, kTail = 1 << 20;
+  constexpr std::string_view kSchema = "\"rankscope.report/";
+  // A Kineto trace names its events near the start; the report writer puts "schema" after
+  // "ranks", near the end (only "telemetry" and "warnings" follow it).
+  const std::string head = read(0, kHead);
+  bool report = head.find(kSchema) != std::string::npos;
+  if (!report && head.find("\"traceEvents\"") == std::string::npos && size > kHead) {
+    const uintmax_t from = size > kTail ? size - kTail : 0;
+    report = read(static_cast<std::streamoff>(from), kTail).find(kSchema) != std::string::npos;
+  }
+  std::lock_guard lock(mu);
+  if (seen.size() >= JobCatalog::kMaxEntries) seen.clear();
+  seen[file.string()] = {size, modified, report};
+  return report;
 }
 
 StatusOr<JobCatalog> JobCatalog::Open(const std::vector<std::string>& paths) {
