@@ -4,7 +4,7 @@
 #         (the web UI's browser tests), Node.js and npm when the machine has none (the web UI's
 #         build: `npm ci` runs from the CMake build, web/CMakeLists.txt)
 #   pip:  PyTorch 2.13.0 (the local CPU wheel), pytest, Playwright (drives the system Chromium;
-#         it never downloads a browser), and rankscope (`pip install .`)
+#         it never downloads a browser), py-spy, and rankscope (`pip install .`)
 # With --deps, only the dependencies (what the test suite needs to build and run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +34,10 @@ PY=${PYTHON:-python3}
 # torch==2.13.0 resolves to the machine's local CPU wheel; never ask for an unpinned torch.
 if ! $PY -c "import torch, pytest, jsonschema, playwright" 2>/dev/null; then
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $PY -m pip install -q "torch==2.13.0" "pytest>=7" "jsonschema>=4.18" "playwright==1.65.2"
+fi
+# py-spy: the daemon takes the stack of a rank whose collector cannot answer (docs/hang.md).
+if ! command -v py-spy >/dev/null 2>&1; then
+  $PY -m pip install -q "py-spy==0.4.3"
 fi
 if [ "${1:-}" = "--deps" ]; then
   exit 0

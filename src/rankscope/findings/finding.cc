@@ -35,6 +35,14 @@ std::string_view EvidenceKindName(EvidenceKind k) {
     case EvidenceKind::kHostPeers: return "host_peers";
     case EvidenceKind::kWhatIf: return "what_if";
     case EvidenceKind::kTelemetry: return "telemetry";
+    case EvidenceKind::kCollectiveCall: return "collective_call";
+    case EvidenceKind::kCollectiveWaiting: return "collective_waiting";
+    case EvidenceKind::kCollectiveMissing: return "collective_missing";
+    case EvidenceKind::kCollectiveUnknown: return "collective_unknown";
+    case EvidenceKind::kCollectiveElsewhere: return "collective_elsewhere";
+    case EvidenceKind::kStackTaken: return "stack_taken";
+    case EvidenceKind::kNoStack: return "no_stack";
+    case EvidenceKind::kStackFrame: return "stack_frame";
     case EvidenceKind::kText: return "text";
   }
   return "text";
@@ -50,6 +58,11 @@ std::string_view NextStepKindName(NextStepKind k) {
     case NextStepKind::kBeforeCollectives: return "before_collectives";
     case NextStepKind::kCompareFunction: return "compare_function";
     case NextStepKind::kNodeCondition: return "node_condition";
+    case NextStepKind::kHangFrame: return "hang_frame";
+    case NextStepKind::kHangCollectiveCallSites: return "hang_collective_call_sites";
+    case NextStepKind::kHangNativeCall: return "hang_native_call";
+    case NextStepKind::kHangDataLoaderWorkers: return "hang_dataloader_workers";
+    case NextStepKind::kHangTransport: return "hang_transport";
   }
   return "none";
 }

@@ -58,6 +58,16 @@ enum class EvidenceKind : uint8_t {
   kHostPeers,    // host: its other ranks are fine, or how many of its ranks are slow
   kWhatIf,       // the step time now and once fixed
   kTelemetry,    // host + subject (condition): the node figures behind it
+  // Hang analysis (hang/suspects.h). subject: a call "op [sizes] dtypes" or a frame "file:line
+  // function" / "symbol (library)"; detail: the process group ("0 (default_pg)") or source line.
+  kCollectiveCall,      // ranks made this call at `seq`; subject_kind "majority" or "odd"
+  kCollectiveWaiting,   // ranks wait in this collective (seq, members, pending_s)
+  kCollectiveMissing,   // rank never entered it (seq, last_entered, last_completed; subject: its last completed call)
+  kCollectiveUnknown,   // ranks of the group without a Flight Recorder dump
+  kCollectiveElsewhere, // rank waits in another group's collective meanwhile (seq, pending_s)
+  kStackTaken,          // rank: how its stack was taken (subject "collector"/"py-spy"); steps_completed, seconds_since_last_step
+  kNoStack,             // rank: no stack; detail says why
+  kStackFrame,          // a frame; subject_kind: "innermost", "native", "gil", "common", "odd", "majority", "majority_innermost"
   kText,         // a sentence no other kind can express (keep rare)
 };
 std::string_view EvidenceKindName(EvidenceKind k);
@@ -88,6 +98,11 @@ enum class NextStepKind : uint8_t {
   kBeforeCollectives,  // what the ranks do before their collectives
   kCompareFunction,    // compare `subject` on the ranks with a healthy rank
   kNodeCondition,      // a node condition (telemetry): `subject` is the finding kind's id
+  kHangFrame,               // what the ranks do at `subject` (a frame) instead of calling `detail` (a collective)
+  kHangCollectiveCallSites, // where and with what arguments the ranks call `subject`; `detail`: what differs
+  kHangNativeCall,          // the C call `subject` that holds the GIL: why it blocks, and release the GIL around it
+  kHangDataLoaderWorkers,   // the rank's DataLoader worker processes (py-spy dump --pid of each)
+  kHangTransport,           // the network, the peers' processes, the communication library's logs
 };
 std::string_view NextStepKindName(NextStepKind k);
 

@@ -25,6 +25,13 @@ enum class FindingKind : uint16_t {
   kIoWait,
   kHostMemoryFull,
   kGpuMemoryFull,
+  // Hang analysis of a stack snapshot + Flight Recorder dumps (hang/suspects.h).
+  kHangCollectiveMismatch,
+  kHangMissingFromCollective,
+  kHangUnresponsiveRank,
+  kHangDataLoaderWait,
+  kHangStackOutlier,
+  kHangStuckInCollective,
   kCount
 };
 

@@ -8,6 +8,7 @@ namespace {
 
 constexpr uint8_t kInfo = static_cast<uint8_t>(Severity::kInfo);
 constexpr uint8_t kWarning = static_cast<uint8_t>(Severity::kWarning);
+constexpr uint8_t kCritical = static_cast<uint8_t>(Severity::kCritical);
 
 // In FindingKind order (checked below). Descriptions are for docs/findings.md.
 constexpr FindingKindInfo kTable[] = {
@@ -41,6 +42,18 @@ constexpr FindingKindInfo kTable[] = {
      "Host memory is nearly full at the peak of the window."},
     {FindingKind::kGpuMemoryFull, "gpu_memory_full", kWarning, "telemetry",
      "A GPU's memory is nearly full at the peak of the window."},
+    {FindingKind::kHangCollectiveMismatch, "hang_collective_mismatch", kCritical, "hang",
+     "Members of a process group called different collectives at the same sequence number (op, sizes or dtypes differ, from the Flight Recorder): the ranks in the minority are named; the others wait for a call that never matches."},
+    {FindingKind::kHangMissingFromCollective, "hang_missing_from_collective", kCritical, "hang",
+     "The other members of a process group wait in a collective that these ranks never entered (Flight Recorder); their stacks say where they are instead."},
+    {FindingKind::kHangUnresponsiveRank, "hang_unresponsive_rank", kCritical, "hang",
+     "The rank's collector did not answer the snapshot (a thread holds the GIL in C) and its stack was taken from outside with py-spy: the native frames say which C call it is stuck in."},
+    {FindingKind::kHangDataLoaderWait, "hang_dataloader_wait", kCritical, "hang",
+     "The rank is missing from a collective its peers wait in because its main thread waits for a batch from its DataLoader (a stuck or dead worker)."},
+    {FindingKind::kHangStackOutlier, "hang_stack_outlier", kWarning, "hang",
+     "The rank's main thread is somewhere else than the majority's, and no Flight Recorder evidence explains it: the frame where the stacks part ways."},
+    {FindingKind::kHangStuckInCollective, "hang_stuck_in_collective", kWarning, "hang",
+     "Every member entered the same collective and none completed it: no rank is missing; the transport (network, a dead peer process, the communication library) is the suspect."},
 };
 static_assert(std::size(kTable) == static_cast<size_t>(FindingKind::kCount), "one table row per FindingKind");
 

@@ -1,4 +1,5 @@
 #include "rankscope/report/finding_text.h"
+#include "rankscope/report/hang_report.h"
 
 #include <fmt/format.h>
 
@@ -281,8 +282,8 @@ std::string Next(const Finding& f) {
       return fmt::format("compare {} on {} with a healthy rank (`rankscope analyze --rank {}`): calls, shapes, clocks",
                          FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), who, first);
     case NextStepKind::kNodeCondition: return NextTelemetry(f);
+    default: return HangNextStepSentence(f);  // the hang kinds' next steps (report/hang_report_text.cc)
   }
-  return "";
 }
 
 }  // namespace
@@ -321,12 +322,21 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kWhatIf: return WhatIfSentence(e, f);
     case EvidenceKind::kTelemetry: return TelemetrySentence(e);
     case EvidenceKind::kText: return e.text;
+    default:  // hang evidence: the hang report draws it as stacks and collectives
+      return e.subject.empty() ? std::string(EvidenceKindName(e.kind))
+                               : fmt::format("{}: {}", EvidenceKindName(e.kind), e.subject);
   }
-  return e.text;
 }
 
 FindingWords DescribeFinding(const Finding& f) {
   FindingWords w;
+  if (KindInfo(f.kind).source == "hang") {
+    // The hang kinds' sentences live with the hang report (report/hang_report_text.cc).
+    w.title = HangFindingSentence(f);
+    w.next = HangNextStepSentence(f);
+    for (const Evidence& e : f.evidence) w.evidence.push_back(DescribeEvidence(e, f));
+    return w;
+  }
   w.title = Title(f);
   w.cost = CostLine(f);
   for (const Evidence& e : f.evidence) w.evidence.push_back(DescribeEvidence(e, f));
