@@ -17,7 +17,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("RANKSCOPE_CHROMIUM", "/usr/bin/chromium")
-VIEWS = ["overview", "heatmap", "steptrace", "timeline", "matrix", "functions", "telemetry"]
+VIEWS = ["overview", "heatmap", "steptrace", "timeline", "matrix", "functions", "telemetry", "hang"]
 
 
 def main():
@@ -44,7 +44,7 @@ def main():
             page.locator("nav.tabs").wait_for(timeout=600_000)
             job = page.evaluate("() => location.hash.split('/')[2]")
             for view in VIEWS:
-                q = f"?rank={args.rank}" if args.rank is not None and view in ("heatmap", "timeline") else ""
+                q = f"?rank={args.rank}" if args.rank is not None and view in ("heatmap", "timeline", "hang") else ""
                 page.goto(f"{url}#/job/{job}/{view}{q}")
                 page.wait_for_load_state("networkidle")
                 page.wait_for_timeout(800)  # charts finish drawing

@@ -1,7 +1,7 @@
 // The web UI's documents on hand-built summaries whose answers are known: the timeline on the
 // reference clock with the late arriver, the communication matrix's pairs and intra/inter-host
 // split, the function spread with its outlier; the HTML report's data escaping; and the serve
-// catalog's confinement (symbolic links out of a served directory are not followed).
+// catalog's jobs and confinement (symbolic links out of a served directory are not followed).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -161,6 +161,7 @@ TEST(JobCatalog, JobsAndConfinement) {
   const fs::path served = tmp / "served", outside = tmp / "outside";
   fs::create_directories(served / "day1" / "capA");
   fs::create_directories(served / "plain");
+  fs::create_directories(served / "snap");
   fs::create_directories(outside);
   auto touch = [](const fs::path& p, const std::string& text = "{}") { std::ofstream(p) << text; };
   touch(served / "day1" / "capA" / "capture.manifest", "x");
@@ -168,6 +169,9 @@ TEST(JobCatalog, JobsAndConfinement) {
   touch(served / "day1" / "capA" / "rank1.pt.trace.json.gz");
   touch(served / "plain" / "a.json");
   touch(served / "report.json", R"({"ranks": [], "schema": "rankscope.report/1"})");
+  touch(served / "snap" / "capture.manifest", "x");
+  touch(served / "snap" / "rank0.stacks.txt", "x");
+  touch(served / "snap" / "rank0.flightrecorder", "x");
   touch(outside / "secret.json");
   fs::create_directory_symlink(outside, served / "link_dir");
   fs::create_symlink(outside / "secret.json", served / "plain" / "link.json");
@@ -175,7 +179,7 @@ TEST(JobCatalog, JobsAndConfinement) {
   auto catalog = web::JobCatalog::Open({served.string()});
   ASSERT_TRUE(catalog.ok());
   const auto jobs = catalog->Scan();
-  ASSERT_EQ(jobs.size(), 3u);
+  ASSERT_EQ(jobs.size(), 4u);
   std::map<std::string, const web::JobEntry*> by_name;
   for (const auto& j : jobs) by_name[j.name] = &j;
   ASSERT_TRUE(by_name.count("served/day1/capA"));
@@ -185,6 +189,9 @@ TEST(JobCatalog, JobsAndConfinement) {
   EXPECT_EQ(by_name["served/plain"]->files, (std::vector<std::string>{(served / "plain" / "a.json").string()}));
   ASSERT_TRUE(by_name.count("served/report.json"));
   EXPECT_EQ(by_name["served/report.json"]->kind, web::JobKind::kReport);
+  ASSERT_TRUE(by_name.count("served/snap"));  // a stack snapshot, though it has a capture.manifest
+  EXPECT_EQ(by_name["served/snap"]->kind, web::JobKind::kSnapshot);
+  EXPECT_EQ(by_name["served/snap"]->files.size(), 2u);
   for (const auto& j : jobs) {
     for (const auto& f : j.files) EXPECT_EQ(f.find(outside.string()), std::string::npos) << f;
   }

@@ -1,10 +1,10 @@
 """The web UI in a real browser: `rankscope serve` and `rankscope analyze --html`, driven by
 Playwright in Debian's headless Chromium (the system binary), on a live captured job.
 
-One job is captured for the whole module, as the demo does: a real rankscoped, a 4-rank DDP
-training job (real PyTorch, CPU, gloo) started with `rankscope run`, rank 2 doing 60 ms of
-extra compute in every forward pass, and `rankscope trace --steps 3 --wait`. Every flow reads
-that capture. Assertions are on the DOM (what a person reads) and on the pixels of the canvases
+Two jobs are captured for the whole module, as the demo does: a real rankscoped, 4-rank DDP
+training jobs (real PyTorch, CPU, gloo) started with `rankscope run` — one where rank 2 does
+60 ms of extra compute in every forward pass (`rankscope trace --steps 3 --wait`), one where rank
+1 stops stepping (`rankscope snapshot`). Every flow reads those captures. Assertions are on the DOM (what a person reads) and on the pixels of the canvases
 (something was drawn, the abnormal cells and the late arrivals are red), never on timing."""
 
 import http.client
@@ -14,13 +14,15 @@ import pathlib
 import shutil
 import signal
 import subprocess
+import time
 
 import pytest
 
-from capture_helpers import Daemon, job_env, start_job, stop_job, torchrun, wait_for_ranks
+from capture_helpers import Daemon, job_env, processes, start_job, stop_job, torchrun, wait_for, wait_for_ranks
 
 CHROMIUM = os.environ.get("RANKSCOPE_CHROMIUM", "/usr/bin/chromium")
 STRAGGLER = 2
+HUNG = 1
 NPROC = 4
 
 try:
@@ -36,26 +38,45 @@ if not os.path.exists(CHROMIUM):
 
 @pytest.fixture(scope="module")
 def capture(rankscoped_bin, rankscope_bin, run_rankscope, tmp_path_factory):
-    """A live 4-rank job with a straggler on rank 2, captured through the daemon: the daemon's
-    output directory and the capture directory in it."""
+    """Two live 4-rank jobs under one daemon, run at the same time: a straggler (rank 2), traced;
+    and a hang (rank 1 stops stepping at step 5 while the others wait in their next all-reduce),
+    snapshotted once it has stalled. The daemon's output directory holds both captures."""
     root = tmp_path_factory.mktemp("webui")
     daemon = Daemon(rankscoped_bin, root / "out").start()
-    job = None
+    jobs = []
     try:
-        cmd = [rankscope_bin, "run", "--socket", daemon.socket, "--",
-               *torchrun(NPROC, "--steps", 100000, "--step-sleep-ms", 20, "--fault", f"slow-forward:{STRAGGLER}:60")]
-        job = start_job(cmd, job_env(daemon.socket), root / "job.log")
-        wait_for_ranks(run_rankscope, daemon.port, NPROC, min_step=3)
-        proc = subprocess.run([rankscope_bin, "trace", "--port", str(daemon.port), "--steps", "3", "--wait",
-                               "--timeout-s", "120", "--json", "--id", "straggler"],
+        for name, fault in (("webui-straggler", f"slow-forward:{STRAGGLER}:60"), ("webui-hang", f"hang:{HUNG}:0")):
+            cmd = [rankscope_bin, "run", "--socket", daemon.socket, "--job", name, "--",
+                   *torchrun(NPROC, "--steps", 100000, "--step-sleep-ms", 20, "--fault", fault, "--fault-from-step", 5)]
+            jobs.append(start_job(cmd, job_env(daemon.socket), root / f"{name}.log"))
+        wait_for_ranks(run_rankscope, daemon.port, 2 * NPROC, min_step=3, timeout=180)
+        proc = subprocess.run([rankscope_bin, "trace", "--port", str(daemon.port), "--job", "webui-straggler",
+                               "--steps", "3", "--wait", "--timeout-s", "120", "--json", "--id", "straggler"],
                               capture_output=True, text=True, timeout=180)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         (capture_dir,) = json.loads(proc.stdout)["dirs"]
+        # The hung job stops at step 5: once its ranks' steps no longer move, 8 s more make them
+        # stalled (5 s without a step, docs/hang.md).
+        def hang_steps():
+            return sorted(p["step"] for p in processes(run_rankscope, daemon.port) if p.get("job") == "webui-hang")
+
+        def stopped_stepping():
+            before = hang_steps()
+            time.sleep(2)
+            return len(before) == NPROC and before == hang_steps()
+
+        wait_for(stopped_stepping, 120, "the hung job to stop stepping")
+        time.sleep(8)
+        proc = subprocess.run([rankscope_bin, "snapshot", "--port", str(daemon.port), "--job", "webui-hang",
+                               "--id", "stuck", "--json"], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        (snapshot_dir,) = json.loads(proc.stdout)["dirs"]
     finally:
-        if job:
+        for job in jobs:
             stop_job(job)
         daemon.stop()
-    return {"out_dir": root / "out", "dir": pathlib.Path(capture_dir), "root": root}
+    return {"out_dir": root / "out", "dir": pathlib.Path(capture_dir), "snapshot": pathlib.Path(snapshot_dir),
+            "root": root}
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +159,11 @@ def jobs(server):
 def job_id(server, kind):
     (j,) = [j for j in jobs(server) if j["kind"] == kind]
     return j["id"]
+
+
+def test_jobs_listed(server):
+    kinds = sorted(j["kind"] for j in jobs(server))
+    assert kinds == ["capture", "snapshot", "traces"], jobs(server)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,3 +389,24 @@ def test_report_json_is_served_as_written(rankscope_bin, run_rankscope, capture,
         page.close()
     finally:
         s.stop()
+
+
+def test_hang_snapshot_names_the_rank_that_never_entered(server, page):
+    page.goto(f"{server.url}#/job/{job_id(server, 'snapshot')}/overview")
+    finding = page.locator("article.finding[data-kind='hang_missing_from_collective']")
+    finding.wait_for()
+    assert f"rank {HUNG} never entered" in finding.inner_text()
+    assert "stalled" in page.locator(".stats").inner_text()
+    # The rank opens the Hang view: its stack parts from the majority's, and it never entered
+    # the collective the others wait in.
+    finding.locator(f"a.rank-link[data-rank='{HUNG}']").click()
+    page.locator("#hang-summary").wait_for()
+    assert "Stalled" in page.locator("#hang-summary").inner_text()
+    missing = page.locator(".pg .first-open .missing").first
+    assert missing.inner_text().strip() == f"never entered: {HUNG};"
+    odd = page.locator(".role[data-role='main'] .stack-group.odd")
+    assert odd.count() == 1 and odd.get_attribute("data-ranks") == str(HUNG)
+    assert "time.sleep" in odd.inner_text()
+    # Views that need traces say so.
+    page.locator("nav.tabs a[data-view='timeline']").click()
+    assert "stack snapshot" in page.locator("main .unavailable-note").inner_text()

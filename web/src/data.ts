@@ -18,7 +18,7 @@ export interface JobList {
   warnings: string[];
 }
 
-export type ViewDoc = 'overview' | 'timeline' | 'matrix' | 'functions' | 'telemetry' | 'report';
+export type ViewDoc = 'overview' | 'timeline' | 'matrix' | 'functions' | 'telemetry' | 'report' | 'hang';
 
 export interface DataSource {
   readonly embedded: boolean;

@@ -82,7 +82,7 @@ export interface Cluster {
 }
 
 // Evidence and next steps are sentences in report/1; objects with a text in later versions.
-export type Sentence = string | { text?: string; [k: string]: unknown };
+export type Sentence = string | { text?: string; sentence?: string; [k: string]: unknown };
 
 export interface FindingCost {
   method: string;  // what_if_like_median, what_if_faster, added_work, window_share, delta, none
@@ -99,6 +99,7 @@ export interface FindingCost {
 export interface FindingRow {
   kind: string;
   title?: string;
+  sentence?: string;  // hang findings (rankscope.hang/1) say it in one sentence
   cost?: FindingCost;
   cost_text?: string;
   subject?: { name: string; kind: string; detail: string } | null;
@@ -135,6 +136,49 @@ export interface Overview {
   warnings: string[];
   errors: { path: string; error: string }[];
   analysis_s?: number;
+  hang?: HangReport;  // a stack snapshot: its hang analysis
+}
+
+// `rankscope hang --json` (schema rankscope.hang/1, docs/hang.md).
+export interface HangFrame {
+  file: string;
+  line: number;
+  function: string;
+  code: string;
+  native: boolean;
+}
+
+export interface HangCall {
+  op: string;
+  sizes: number[][];
+  dtypes: string[];
+}
+
+export interface HangReport {
+  schema: string;
+  job: string;
+  capture: string;
+  world_size: number | null;
+  stalled: boolean;
+  stalled_for_s: number | null;
+  ranks: { rank: number; host: string; pid: number; how: string; stack_taken_by: string; steps_completed: number | null; seconds_since_last_step: number | null; stalled: boolean; has_stacks: boolean; has_flight_recorder: boolean }[];
+  thread_roles: {
+    role: string;
+    ranks: number[];
+    has_majority: boolean;
+    groups: { ranks: number[]; rank_ranges: string; majority: boolean; threads: number; frames: HangFrame[] }[];
+    odd_ones_out?: { ranks?: number[]; rank_ranges?: string; shared_frames?: number; [k: string]: unknown }[];
+  }[];
+  process_groups: {
+    name: string;
+    desc: string;
+    members: number[];
+    first_open: { seq: number; call: HangCall; entered: number[]; completed: number[]; missing: number[]; unknown: number[]; pending_s: number | null } | null;
+    members_state: { rank: number; has_dump: boolean; last_completed: number | null; last_entered: number | null; pending_seq?: number | null; pending_s?: number | null; pending_call?: HangCall | null }[];
+    mismatches: { seq: number; field: string; [k: string]: unknown }[];
+  }[];
+  warnings: string[];
+  problems: { path: string; message: string }[];
 }
 
 export interface TimelineCollective {

@@ -21,6 +21,11 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
 
 bool IsTraceName(const std::string& name) { return EndsWith(name, ".json") || EndsWith(name, ".json.gz"); }
 
+// The files of a stack snapshot (docs/hang.md): rank<R>.stacks.txt, rank<R>.flightrecorder.
+bool IsSnapshotName(const std::string& name) {
+  return name.rfind("rank", 0) == 0 && (EndsWith(name, ".stacks.txt") || EndsWith(name, ".flightrecorder"));
+}
+
 std::string IdOf(const fs::path& p) { return fmt::format("{:016x}", HashBytes(p.string())); }
 
 int64_t ModifiedUnixS(const fs::path& p) {
@@ -41,6 +46,7 @@ std::string NameUnder(const fs::path& p, const fs::path& root) {
 
 struct Walk {
   std::set<fs::path> capture_dirs;
+  std::map<fs::path, std::vector<fs::path>> snapshot_files;  // stacks and Flight Recorder dumps
   std::map<fs::path, std::vector<fs::path>> traces_by_dir;
   std::vector<fs::path> reports;
 };
@@ -73,7 +79,9 @@ void WalkRoot(const fs::path& root, Walk* w, std::vector<std::string>* warnings)
     }
     if (!e.is_regular_file(ec) || !Inside(e.path(), root)) continue;
     const std::string name = e.path().filename().string();
-    if (name == "capture.manifest") {
+    if (IsSnapshotName(name)) {
+      w->snapshot_files[e.path().parent_path()].push_back(e.path());
+    } else if (name == "capture.manifest") {
       w->capture_dirs.insert(e.path().parent_path());
     } else if (EndsWith(name, ".json") && LooksLikeReport(e.path())) {
       w->reports.push_back(e.path());
@@ -90,6 +98,7 @@ std::string_view JobKindName(JobKind k) {
     case JobKind::kCapture: return "capture";
     case JobKind::kTraces: return "traces";
     case JobKind::kReport: return "report";
+    case JobKind::kSnapshot: return "snapshot";
   }
   return "traces";
 }
@@ -189,7 +198,20 @@ std::vector<JobEntry> JobCatalog::Scan(std::vector<std::string>* warnings) const
       auto& v = jobs_files[owner];
       v.insert(v.end(), files.begin(), files.end());
     }
-    for (const fs::path& d : w.capture_dirs) jobs_files.try_emplace(d);  // a capture without traces yet
+    // A snapshot directory (it has a capture.manifest too) holds stacks, not traces.
+    for (auto& [dir, files] : w.snapshot_files) {
+      if (jobs_files.count(dir)) continue;
+      std::sort(files.begin(), files.end());
+      JobEntry e{IdOf(dir), JobKind::kSnapshot, NameUnder(dir, root), given_[i], dir.string(), {}, ModifiedUnixS(dir)};
+      for (const fs::path& f : files) {
+        e.files.push_back(f.string());
+        e.modified_unix_s = std::max(e.modified_unix_s, ModifiedUnixS(f));
+      }
+      add(std::move(e));
+    }
+    for (const fs::path& d : w.capture_dirs) {
+      if (!w.snapshot_files.count(d)) jobs_files.try_emplace(d);  // a capture without traces yet
+    }
     for (auto& [dir, files] : jobs_files) {
       std::sort(files.begin(), files.end());
       JobEntry e{IdOf(dir), w.capture_dirs.count(dir) ? JobKind::kCapture : JobKind::kTraces, NameUnder(dir, root),

@@ -1,6 +1,7 @@
 // The jobs `rankscope serve PATH...` offers, found under the paths it was given (its roots):
 //
 //   a capture directory (capture.manifest, rank traces, telemetry.<host>.tsv)  -> one job
+//   a stack snapshot (rank<R>.stacks.txt, rank<R>.flightrecorder)  -> one job: its hang analysis
 //   the daemon's output directory (captures below it)         -> one job per capture, rescanned
 //                                                                 on every listing
 //   a directory of trace files (searched recursively)         -> one job per directory that
@@ -24,8 +25,8 @@
 
 namespace rankscope::web {
 
-enum class JobKind { kCapture, kTraces, kReport };
-std::string_view JobKindName(JobKind k);  // "capture", "traces", "report"
+enum class JobKind { kCapture, kTraces, kReport, kSnapshot };
+std::string_view JobKindName(JobKind k);  // "capture", "traces", "report", "snapshot"
 
 struct JobEntry {
   std::string id;                  // opaque, stable for a path
@@ -33,7 +34,7 @@ struct JobEntry {
   std::string name;                // the path relative to its root (root's own name for the root)
   std::string root;                // the root as given on the command line
   std::string path;                // canonical directory (or report file)
-  std::vector<std::string> files;  // trace files (canonical), or the report file
+  std::vector<std::string> files;  // trace files (canonical), the report file, or the snapshot's files
   int64_t modified_unix_s = 0;     // newest file
 };
 

@@ -9,6 +9,8 @@
 
 #include "rankscope/report/view_data.h"
 #include "rankscope/engine/analyze_job.h"
+#include "rankscope/hang/hang_analysis.h"
+#include "rankscope/report/hang_report.h"
 #include "rankscope/report/analysis_report.h"
 
 namespace rankscope::web {
@@ -38,6 +40,27 @@ StatusOr<nlohmann::json> ReadReportJson(const std::string& path) {
 }
 
 std::string Dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+// A snapshot's first document, in the overview's shape so that the page opens it like any job:
+// its findings are the hang findings, `hang` the whole hang report.
+nlohmann::json HangOverview(const nlohmann::json& hang) {
+  nlohmann::json errors = nlohmann::json::array();
+  for (const auto& p : hang.value("problems", nlohmann::json::array())) {
+    errors.push_back({{"path", p.value("path", "")}, {"error", p.value("message", p.dump())}});
+  }
+  const size_t ranks = hang.value("ranks", nlohmann::json::array()).size();
+  return {{"schema", hang.value("schema", "")},
+          {"job", {{"files", ranks}, {"ranks_analysed", ranks}, {"world_size", hang.value("world_size", nlohmann::json())},
+                   {"backend", ""}}},
+          {"ranks", nlohmann::json::array()},
+          {"cluster", nullptr},
+          {"findings", hang.value("findings", nlohmann::json::array())},
+          {"telemetry", nullptr},
+          {"warnings", hang.value("warnings", nlohmann::json::array())},
+          {"errors", errors},
+          {"overview", true},
+          {"hang", hang}};
+}
 
 }  // namespace
 
@@ -81,7 +104,10 @@ StatusOr<std::shared_ptr<const AnalyzedJob>> JobStore::Analyze(const JobEntry& e
   auto job = std::make_shared<AnalyzedJob>();
   job->entry = entry;
   const auto t0 = std::chrono::steady_clock::now();
-  if (entry.kind == JobKind::kReport) {
+  if (entry.kind == JobKind::kSnapshot) {
+    RANKSCOPE_ASSIGN_OR_RETURN(hang::HangAnalysis analysis, hang::AnalyzeHang({entry.path}, hang::HangOptions{}));
+    job->hang_json = HangReportJson(analysis);
+  } else if (entry.kind == JobKind::kReport) {
     RANKSCOPE_ASSIGN_OR_RETURN(job->report_json, ReadReportJson(entry.path));
   } else {
     if (entry.files.empty()) return NotFound("{}: no trace file yet", entry.name);
@@ -95,6 +121,7 @@ StatusOr<std::shared_ptr<const AnalyzedJob>> JobStore::Analyze(const JobEntry& e
 
 StatusOr<std::string> JobStore::Document(const AnalyzedJob& job, const std::string& kind, std::optional<int64_t> arg) {
   if (kind == "report") {  // large at many ranks: written when asked, not kept
+    if (job.hang_json) return Dump(*job.hang_json);
     if (job.report_json) return Dump(*job.report_json);
     std::ostringstream out;
     WriteAnalysisReportJson(*job.report, out);
@@ -105,7 +132,11 @@ StatusOr<std::string> JobStore::Document(const AnalyzedJob& job, const std::stri
   if (auto it = job.docs.find(key); it != job.docs.end()) return it->second;
 
   nlohmann::json doc;
-  if (job.report_json) {
+  if (job.hang_json) {
+    if (kind == "overview") doc = HangOverview(*job.hang_json);
+    else if (kind == "hang") doc = *job.hang_json;
+    else return FailedPrecondition("this job is a stack snapshot: the {} view needs traces", kind);
+  } else if (job.report_json) {
     const nlohmann::json& r = *job.report_json;
     if (kind == "overview") {
       doc = ReportOverviewFromReport(r);

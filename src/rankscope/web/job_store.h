@@ -25,6 +25,7 @@ struct AnalyzedJob {
   JobEntry entry;
   std::optional<JobReport> report;            // jobs of trace files (AnalyzeJob)
   std::optional<nlohmann::json> report_json;  // a report JSON as written
+  std::optional<nlohmann::json> hang_json;    // a stack snapshot's hang analysis (rankscope.hang/1)
   double analysis_s = 0;
 
   mutable std::mutex mu;  // guards docs
@@ -44,7 +45,8 @@ class JobStore {
 
   // A document of the job: "overview", "timeline" (step: a number or nullopt), "matrix",
   // "functions", "telemetry", "rank" (step = the rank number), "report" (the whole report, not
-  // kept). FailedPrecondition when the job cannot have it (one rank; a report JSON).
+  // kept), "hang" (a snapshot's hang analysis). FailedPrecondition when the job cannot have it
+  // (one rank; a report JSON; a snapshot has no traces).
   StatusOr<std::string> Document(const AnalyzedJob& job, const std::string& kind, std::optional<int64_t> arg);
 
  private:

@@ -7,6 +7,7 @@
 //   GET /api/jobs/<id>/ranks/<rank>    one rank of the report
 //   GET /api/jobs/<id>/timeline[?step=N]   GET /api/jobs/<id>/matrix
 //   GET /api/jobs/<id>/functions           GET /api/jobs/<id>/telemetry
+//   GET /api/jobs/<id>/hang            a stack snapshot's hang analysis (rankscope.hang/1)
 //
 // Loopback by default; any other address requires a token (--token-file), sent by the page as
 // "Authorization: Bearer <token>" on every /api request (the page takes it from the URL's

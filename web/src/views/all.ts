@@ -6,3 +6,4 @@ import './timeline';
 import './matrix';
 import './functions';
 import './telemetry';
+import './hang';

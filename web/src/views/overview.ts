@@ -11,7 +11,11 @@ const charts = new Charts();
 function sentence(s: Sentence | null | undefined): string {
   if (s === null || s === undefined) return '';
   if (typeof s === 'string') return s;
-  return typeof s.text === 'string' ? s.text : JSON.stringify(s);
+  if (typeof s.text === 'string') return s.text;
+  if (typeof s.sentence === 'string') return s.sentence;
+  // Evidence given as data only (hang findings): its kind, subject and ranks.
+  const parts = [String(s.kind ?? '').replace(/_/g, ' '), s.subject ? String(s.subject) : '', Array.isArray(s.ranks) && s.ranks.length ? `ranks ${s.ranks.join(',')}` : s.rank !== undefined ? `rank ${String(s.rank)}` : ''];
+  return parts.filter((x) => x).join(': ');
 }
 
 function sentences(v: Sentence | Sentence[] | null | undefined): string[] {
@@ -25,8 +29,8 @@ function rankLinks(ranks: number[], ctx: ViewContext): HTMLElement {
     { class: 'rank-links' },
     ranks.slice(0, 16).map((r) =>
       h('span', { class: 'rank-chip' },
-        h('a', { href: '#', class: 'rank-link', 'data-rank': r, onclick: (e: Event) => { e.preventDefault(); ctx.navigate('heatmap', { rank: r }); } }, `rank ${r}`),
-        h('a', { href: '#', class: 'timeline-link', title: `timeline of rank ${r}`, 'data-rank': r, onclick: (e: Event) => { e.preventDefault(); ctx.navigate('timeline', { rank: r }); } }, '⟿'),
+        h('a', { href: '#', class: 'rank-link', 'data-rank': r, onclick: (e: Event) => { e.preventDefault(); ctx.navigate(ctx.overview.hang ? 'hang' : 'heatmap', { rank: r }); } }, `rank ${r}`),
+        ctx.overview.hang ? null : h('a', { href: '#', class: 'timeline-link', title: `timeline of rank ${r}`, 'data-rank': r, onclick: (e: Event) => { e.preventDefault(); ctx.navigate('timeline', { rank: r }); } }, '⟿'),
       ),
     ),
     ranks.length > 16 ? h('span', {}, ` and ${ranks.length - 16} more`) : null,
@@ -61,7 +65,7 @@ function findingCard(f: FindingRow, ctx: ViewContext, i: number): HTMLElement {
     h('div', { class: 'finding-head' },
       h('span', { class: 'badge' }, f.kind.replace(/_/g, ' ')),
       f.severity ? h('span', { class: `badge severity ${f.severity}` }, f.severity) : null,
-      h('h3', { class: 'finding-title' }, f.title ?? f.kind),
+      h('h3', { class: 'finding-title' }, f.title ?? f.sentence ?? f.kind),
     ),
     costLine(f),
     ranks.length ? h('p', { class: 'who' }, 'Ranks: ', rankLinks(ranks, ctx), hosts.length ? `  on ${hosts.join(', ')}` : '') : null,
@@ -99,6 +103,8 @@ function summary(o: Overview): HTMLElement {
     { class: 'stats' },
     item('ranks analysed', String(o.job.ranks_analysed)),
     c ? item('hosts', String(c.hosts.length)) : null,
+    o.hang ? item('stalled', o.hang.stalled ? `yes, ${o.hang.stalled_for_s?.toFixed(1) ?? '?'} s` : 'no') : null,
+    o.hang ? item('snapshot', o.hang.capture || '–') : null,
     item('backend', o.job.backend || '–'),
     c ? item(`time per ${c.unit}`, fmtNs(c.step_ns)) : null,
     c ? item('matched collectives', String(c.collectives.matched)) : null,
@@ -161,6 +167,13 @@ registerView({
     if (errs) el.append(errs);
     if (o.warnings.length) {
       el.append(h('details', { class: 'warnings' }, h('summary', {}, `${o.warnings.length} warning${o.warnings.length === 1 ? '' : 's'}`), h('ul', {}, o.warnings.map((w) => h('li', {}, w)))));
+    }
+    if (o.hang) {  // a stack snapshot: its hang findings; the Hang tab has the stacks
+      el.append(h('h2', {}, 'Findings'));
+      el.append(o.findings.length ? h('div', { class: 'findings' }, o.findings.map((f, i) => findingCard(f, ctx, i)))
+        : h('p', { class: 'muted no-findings' }, 'Nothing stands out: no rank is stuck apart from the others.'));
+      el.append(h('p', {}, h('a', { href: '#', class: 'open-hang', onclick: (e: Event) => { e.preventDefault(); ctx.navigate('hang'); } }, 'What each rank was doing →')));
+      return;
     }
     if (!o.ranks.length) return;
     const wi = whatIf(o, ctx);

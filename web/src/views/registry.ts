@@ -46,5 +46,6 @@ export function findView(id: string): View | undefined {
 }
 
 export function needsCluster(o: Overview): true | string {
+  if (o.hang) return 'a stack snapshot has no traces (its Hang tab shows what each rank was doing)';
   return o.cluster ? true : `this view compares ranks: the job has ${o.ranks.length} rank${o.ranks.length === 1 ? '' : 's'}`;
 }
