@@ -15,6 +15,7 @@ interface Column {
 }
 
 const ROW_H = 18;
+let disposeResize: () => void = () => {};  // the current heatmap's window listener
 const LABEL_W = 170;
 
 function columns(o: Overview): Column[] {
@@ -244,5 +245,3 @@ registerView({
     disposeResize = () => {};
   },
 });
-
-let disposeResize: () => void = () => {};
