@@ -16,6 +16,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
 // Run comparison (docs/compare.md).
 void RegisterCompareCommand(CLI::App& app, int* exit_code);
+void RegisterServeCommand(CLI::App& app, int* exit_code);  // web UI (docs/ui.md)
 // Node telemetry (docs/telemetry.md).
 void RegisterTelemetryCommand(CLI::App& app, int* exit_code);
 void RegisterTopCommand(CLI::App& app, int* exit_code);
