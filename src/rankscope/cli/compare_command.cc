@@ -14,11 +14,14 @@
 #include <memory>
 
 #include "rankscope/cli/commands.h"
+#include "rankscope/cli/daemon_client.h"
+#include "rankscope/compare/baseline_file.h"
 #include "rankscope/compare/job_compare.h"
 #include "rankscope/report/compare_report_files.h"
 #include "rankscope/report/compare_report_json.h"
 #include "rankscope/report/compare_report_text.h"
 #include "rankscope/report/progress.h"
+#include "rankscope/report/text_format.h"
 
 namespace rankscope::cli {
 namespace {
@@ -36,6 +39,8 @@ struct CompareFlags {
   std::vector<std::string> comm_patterns;
   unsigned threads = 0;
   std::string color = "auto";
+  std::string baseline;  // --baseline JOB
+  std::string out_dir;   // where the daemon keeps jobs (else asked from the local daemon)
 };
 
 bool UseColor(const std::string& mode) {
@@ -66,12 +71,39 @@ int WriteOutput(const std::string& path, Write write) {
   return 0;
 }
 
+// The local daemon's output directory, or "" when none answers.
+std::string LocalDaemonOutDir() {
+  HostOptions hosts;
+  hosts.hosts = {"127.0.0.1"};
+  hosts.timeout_s = 2;
+  auto client = DaemonClient::FromOptions(hosts);
+  if (!client.ok()) return "";
+  const std::vector<HostReply> replies = client->Call("/v1/status");
+  if (replies.empty() || !replies.front().status.ok()) return "";
+  return replies.front().body.value("out_dir", "");
+}
+
 int RunCompare(const CompareFlags& f) {
-  if (f.paths.size() != 2) {
+  std::vector<std::string> base, neu;
+  std::string baseline_note;
+  if (!f.baseline.empty()) {
+    if (f.paths.size() != 1) {
+      return Fail(InvalidArgument("with --baseline JOB, give only NEW: rankscope compare --baseline JOB NEW"));
+    }
+    auto found = compare::FindBaseline(f.baseline, f.out_dir.empty() ? LocalDaemonOutDir() : f.out_dir);
+    if (!found.ok()) return Fail(found.status());
+    base = {found->capture_dir};
+    neu = {f.paths[0]};
+    baseline_note = fmt::format("BASE is the baseline of job {}: capture {} ({}{})", found->job, found->capture,
+                                found->reason.empty() ? "kept" : found->reason,
+                                found->kept_unix_ms > 0 ? ", " + FormatUtcTime(found->kept_unix_ms * 1'000'000) : "");
+  } else if (f.paths.size() != 2) {
     return Fail(InvalidArgument("compare needs two runs: rankscope compare BASE NEW (trace files, directories of ranks "
-                                "or capture directories)"));
+                                "or capture directories), or rankscope compare --baseline JOB NEW"));
+  } else {
+    base = {f.paths[0]};
+    neu = {f.paths[1]};
   }
-  const std::vector<std::string> base = {f.paths[0]}, neu = {f.paths[1]};
   compare::CompareOptions opt;
   opt.steps = f.steps;
   opt.comm_patterns = f.comm_patterns;
@@ -86,6 +118,7 @@ int RunCompare(const CompareFlags& f) {
   opt.file_done = [&progress] { progress.ItemDone(); };
   auto job = compare::CompareJobs(base, neu, opt);
   if (!job.ok()) return Fail(job.status());
+  job->baseline_note = baseline_note;
   int rc = 0;
   if (!f.json_path.empty()) rc |= WriteOutput(f.json_path, [&](std::ostream& out) { WriteCompareJson(*job, out); });
   if (!f.xlsx_path.empty()) {
@@ -106,7 +139,10 @@ void RegisterCompareCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "compare", "What changed between two runs (BASE and NEW: trace files, directories of ranks or capture "
                  "directories) and what it costs: the step-time delta split into ranked differences that add up to it");
-  cmd->add_option("runs", f->paths, "BASE NEW")->required()->expected(1, 2);
+  cmd->add_option("runs", f->paths, "BASE NEW (NEW alone with --baseline)")->required()->expected(1, 2);
+  cmd->add_option("--baseline", f->baseline,
+                  "JOB: compare NEW with the job's baseline capture (a job name, or its directory <out>/<job>)");
+  cmd->add_option("--out-dir", f->out_dir, "Where the daemon keeps jobs (default: ask the local rankscoped)");
   cmd->add_option("--json", f->json_path, "Also write the comparison as JSON (schema rankscope.compare/1) to FILE ('-': stdout only)");
   cmd->add_option("--xlsx", f->xlsx_path, "Also write an Excel workbook (one sheet per comparison) to FILE");
   cmd->add_option("--csv", f->csv_dir, "Also write one CSV file per table into DIR");
