@@ -425,8 +425,12 @@ void CaptureManager::WatchLoop() {
     for (const auto& c : finished) {
       if (options_.on_finished) options_.on_finished(c);
       WriteManifest(c);
+      if (options_.on_saved) options_.on_saved(c);
     }
     if (!finished.empty()) {
+      if (options_.protected_dirs) {
+        for (const fs::path& dir : options_.protected_dirs()) keep.insert(dir);
+      }
       for (const auto& gone : out_->EnforceBudget(keep)) {
         fmt::print(stderr, "rankscoped: disk budget: removed {}\n", gone);
       }

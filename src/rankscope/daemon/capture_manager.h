@@ -34,6 +34,11 @@ class CaptureManager {
     // (the daemon saves the telemetry of the capture's window beside the traces). May block for
     // about a sampling interval.
     std::function<void(const Capture&)> on_finished;
+    // Called on the watcher thread once a capture's manifest is written (e.g. to keep it as its
+    // job's baseline, or compare it with that baseline).
+    std::function<void(const Capture&)> on_saved;
+    // Capture directories the disk budget must never evict (e.g. jobs' baselines).
+    std::function<std::set<std::filesystem::path>()> protected_dirs;
     // Snapshot targets whose collector has not answered after `native_after` get their stack
     // taken from outside with py-spy (native_stacks.h, capture_native.cc); "" = never.
     std::string py_spy;

@@ -43,7 +43,7 @@ nlohmann::json ToJson(const TraceSpec& s) {
   return {{"trace_id", s.trace_id}, {"selection", ToJson(s.selection)}, {"steps", s.steps},
           {"duration_ms", s.duration_ms}, {"start_step", s.start_step}, {"roundup", s.roundup},
           {"start_unix_ms", s.start_unix_ms}, {"record_shapes", s.record_shapes},
-          {"with_stack", s.with_stack}, {"profile_memory", s.profile_memory},
+          {"with_stack", s.with_stack}, {"profile_memory", s.profile_memory}, {"baseline", s.baseline},
           {"timeout_s", s.timeout_s}};
 }
 
@@ -86,6 +86,7 @@ StatusOr<TraceSpec> TraceSpecFromJson(const nlohmann::json& j) {
     s.record_shapes = j.value("record_shapes", false);
     s.with_stack = j.value("with_stack", false);
     s.profile_memory = j.value("profile_memory", false);
+    s.baseline = j.value("baseline", false);
     s.timeout_s = j.value("timeout_s", 300);
     if (s.roundup < 0 || s.timeout_s <= 0) return InvalidArgument("roundup must be >= 0 and timeout_s > 0");
     return s;

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 
+#include "rankscope/daemon/baseline_keeper.h"
 #include "rankscope/daemon/collector_endpoint.h"
 #include "rankscope/daemon/hang_watch.h"
 #include "rankscope/daemon/native_stacks.h"
@@ -48,7 +50,22 @@ struct Flags {
   int hang_snapshot_timeout_s = 30;
   std::string py_spy = "py-spy";
   int native_after_s = 5;
+  // Baselines (docs/compare.md)
+  bool baseline_first_healthy = false;
+  std::string compare_bin;  // default: `rankscope` beside this binary
+  bool no_auto_compare = false;
 };
+
+// `rankscope` installed beside `rankscoped` (the build tree and pip install put them together).
+std::string RankscopeBesideUs() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  for (const auto& candidate : {self.parent_path() / "rankscope", self.parent_path().parent_path() / "cli/rankscope"}) {
+    if (std::filesystem::exists(candidate, ec)) return candidate.string();
+  }
+  return "";
+}
 
 std::string Hostname() {
   char buf[256] = {};
@@ -152,6 +169,14 @@ int Run(const Flags& f) {
     fmt::print(stderr, "rankscoped: no py-spy ({}): a rank whose collector does not answer a snapshot gets no stack "
                "(pip install py-spy, or --py-spy PATH)\n", f.py_spy);
   }
+  // Jobs' baselines, and the comparison of automatic captures with them (baseline_keeper.h).
+  rd::BaselineKeeper::Options baseline_opts;
+  baseline_opts.root = out->root();
+  baseline_opts.first_healthy = f.baseline_first_healthy;
+  baseline_opts.compare_bin = f.no_auto_compare ? "" : (f.compare_bin.empty() ? RankscopeBesideUs() : f.compare_bin);
+  rd::BaselineKeeper baselines(baseline_opts);
+  opts.on_saved = [b = &baselines](const rd::Capture& c) { b->OnSaved(c); };
+  opts.protected_dirs = [b = &baselines] { return b->Protected(); };
   rd::CollectorEndpoint* ce = collectors->get();
   rd::CaptureManager captures(opts, &registry, &*out,
                               [ce](const rd::UnixAddress& to, const nlohmann::json& msg) { return ce->Send(to, msg); });
@@ -259,6 +284,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--native-stacks-after-s", f.native_after_s, "Take a stack with py-spy when a collector has not answered a snapshot after this long")
       ->capture_default_str()->check(CLI::Range(1, 3600));
+  app.add_flag("--baseline-first-healthy", f.baseline_first_healthy,
+               "Keep each job's first complete trace capture as its baseline (docs/compare.md)");
+  app.add_option("--compare-bin", f.compare_bin, "rankscope, to compare automatic captures with the job's baseline "
+                                                 "(default: the one beside rankscoped)");
+  app.add_flag("--no-auto-compare", f.no_auto_compare, "Do not compare automatic captures with the job's baseline");
   CLI11_PARSE(app, argc, argv);
   return Run(f);
 }
