@@ -381,6 +381,35 @@ TEST_F(CompareJobsTest, RanksArePairedAndTheChangedOneIsNamed) {
   EXPECT_EQ(job->findings.front().subject, "aten::extra in DistributedDataParallel.forward");
 }
 
+TEST_F(CompareJobsTest, StepsArePositionsInEachRun) {
+  // BASE's steps are numbered 1..6, NEW's 101..106 (AddStep numbers them).
+  TraceBuilder base, neu;
+  for (int s = 0; s < 6; ++s) {
+    AddStep(base, s + 1, 10'000.0 * s);
+    AddStep(neu, s + 101, 10'000.0 * s, s >= 3 ? 150 : 0);  // NEW's last three steps are slower
+  }
+  Write("base/rank0.json", base.Text());
+  Write("new/rank0.json", neu.Text());
+  CompareOptions last;
+  last.steps = "3:5";
+  auto job = CompareJobs({(dir_ / "base").string()}, {(dir_ / "new").string()}, last);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  const RankComparison& r = job->ranks.front();
+  EXPECT_EQ(r.base_steps.kept, 3u);
+  EXPECT_EQ(r.new_steps.kept, 3u);
+  EXPECT_NEAR(r.delta_ns, 300'000, 1);
+  CompareOptions first;
+  first.steps = ":2";
+  job = CompareJobs({(dir_ / "base").string()}, {(dir_ / "new").string()}, first);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->ranks.front().delta_ns, 0);
+  CompareOptions beyond;
+  beyond.steps = "9:";
+  job = CompareJobs({(dir_ / "base").string()}, {(dir_ / "new").string()}, beyond);
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find("no profiler step at positions 9.."), std::string::npos) << job.status().message();
+}
+
 TEST_F(CompareJobsTest, MismatchedRanksGiveAClearMessage) {
   Write("base/rank0.json", TrainingRun(4));
   Write("base/rank1.json", TrainingRun(4));

@@ -146,7 +146,9 @@ void RegisterCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--json", f->json_path, "Also write the comparison as JSON (schema rankscope.compare/1) to FILE ('-': stdout only)");
   cmd->add_option("--xlsx", f->xlsx_path, "Also write an Excel workbook (one sheet per comparison) to FILE");
   cmd->add_option("--csv", f->csv_dir, "Also write one CSV file per table into DIR");
-  cmd->add_option("--steps", f->steps, "Compare profiler steps A..B of both runs (A:B, A:, :B or A)");
+  cmd->add_option("--steps", f->steps,
+                  "Compare the A-th to B-th profiled step of each run (0 = its first; A:B, A:, :B or A): two runs "
+                  "rarely share step numbers");
   cmd->add_option("--rank", f->rank, "Compare only this rank (full tables for it)");
   cmd->add_option("--top", f->top, "Rows per table in the terminal report (default 10)")->check(CLI::Range(1, 100000));
   cmd->add_flag("--use-input-shapes", f->use_input_shapes,

@@ -25,14 +25,23 @@ namespace {
 
 // Slow outlier steps: longer than median + max(3 x 1.4826 x MAD, 10 % of the median). Needs four
 // steps to tell an outlier from the rest.
-std::vector<bool> KeptSteps(const std::vector<StepSummary>& steps, bool keep_all) {
+// The selected steps (by position), minus slow outliers among them.
+std::vector<bool> KeptSteps(const std::vector<StepSummary>& steps, const SummaryOptions& options) {
   std::vector<bool> kept(steps.size(), true);
-  if (keep_all || steps.size() < 4) return kept;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto pos = static_cast<int64_t>(i);
+    if ((options.first_step && pos < *options.first_step) || (options.last_step && pos > *options.last_step)) kept[i] = false;
+  }
+  std::vector<size_t> selected;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (kept[i]) selected.push_back(i);
+  }
+  if (options.keep_outlier_steps || selected.size() < 4) return kept;
   std::vector<double> d;
-  for (const StepSummary& s : steps) d.push_back(static_cast<double>(s.duration_ns()));
+  for (size_t i : selected) d.push_back(static_cast<double>(steps[i].duration_ns()));
   const RobustStats stats = ComputeRobustStats(d);
   const OutlierRule rule{3.0, 0.10};
-  for (size_t i = 0; i < steps.size(); ++i) kept[i] = !rule.IsHigh(d[i], stats);
+  for (size_t k = 0; k < selected.size(); ++k) kept[selected[k]] = !rule.IsHigh(d[k], stats);
   return kept;
 }
 
@@ -239,21 +248,28 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSumm
 
   const std::vector<uint32_t> order = intermediates ? std::move(intermediates->order) : SlicesByStart(m);
   const std::vector<std::vector<PhasePiece>> phases = StepPhaseTimelines(m, order, all_steps, window);
-  const std::vector<bool> kept = KeptSteps(r.steps, options.keep_outlier_steps);
+  const std::vector<bool> kept = KeptSteps(r.steps, options);
   struct Kept {
     size_t w_index;  // index among W's steps
     const ProfilerStep* step;
   };
   std::vector<Kept> kept_steps;
   for (size_t i = 0; i < r.steps.size(); ++i) {
+    const auto pos = static_cast<int64_t>(i);
+    const bool selected = !(options.first_step && pos < *options.first_step) && !(options.last_step && pos > *options.last_step);
     if (!kept[i]) {
-      out.steps.dropped.push_back(r.steps[i].number);
+      if (selected) out.steps.dropped.push_back(r.steps[i].number);
       continue;
     }
     kept_steps.push_back({i, &all_steps[step_index.at(r.steps[i].number)]});
     out.steps.numbers.push_back(r.steps[i].number);
     out.steps.durations.push_back(r.steps[i].duration_ns());
     for (int p = 0; p < kNumStepPhases; ++p) out.breakdown.phase_ns[p] += static_cast<double>(r.steps[i].cpu_phase_ns[p]);
+  }
+  if (kept_steps.empty()) {
+    return InvalidArgument("{}: no profiler step at positions {}..{} (the trace has {} steps)", m.path,
+                           options.first_step.value_or(0), options.last_step ? fmt::format("{}", *options.last_step) : "",
+                           r.steps.size());
   }
   KeptSpans spans;
   for (const Kept& k : kept_steps) spans.spans.emplace_back(k.step->start, k.step->end);
@@ -399,7 +415,7 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSumm
   }
   if (!out.steps.dropped.empty()) {
     out.warnings.push_back(fmt::format("{} of {} steps left out as slow outliers (steps {})", out.steps.dropped.size(),
-                                       r.steps.size(), fmt::join(out.steps.dropped, ", ")));
+                                       out.steps.dropped.size() + out.steps.kept(), fmt::join(out.steps.dropped, ", ")));
   }
   out.rank = {r.path, r.rank.rank, r.has_gpu, r.device_names, r.memory.devices, r.warnings};
   out.build_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();

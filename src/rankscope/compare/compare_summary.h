@@ -3,7 +3,7 @@
 // the model is dropped once this exists; everything here is bounded (nodes, kernels per node,
 // kernel names, buckets). The RankSummary itself stays in the engine's JobReport.
 //
-// Steps: the profiled steps of W (--steps A:B selects them), minus slow outlier steps (a step
+// Steps: the profiled steps of W (--steps A:B selects them by position), minus slow outlier steps (a step
 // longer than median + max(3 x 1.4826 x MAD, 10 % of the median) — a one-time stall of the
 // machine, not the run's behaviour; --keep-outlier-steps keeps them). Every number below is a
 // sum over the kept steps; per-step values are those sums divided by `steps.kept`.
@@ -31,6 +31,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -194,6 +195,9 @@ struct CompareSummary {
 
 struct SummaryOptions {
   bool keep_outlier_steps = false;
+  // --steps A:B of compare: positions among the run's profiled steps (0 = its first), inclusive;
+  // two runs rarely share step numbers.
+  std::optional<int64_t> first_step, last_step;
   size_t max_nodes = 200'000;       // operator template nodes; deeper instances fold into their parent
   size_t max_kernels_per_node = 8;
   size_t max_kernel_names = 5'000;

@@ -66,6 +66,12 @@ Status LoadRun(const std::vector<std::string>& inputs, const CompareOptions& opt
   RANKSCOPE_ASSIGN_OR_RETURN(CommPatterns patterns, CommPatterns::Compile(opt.comm_patterns));
   SummaryOptions summary_options;
   summary_options.keep_outlier_steps = opt.keep_outlier_steps;
+  if (!opt.steps.empty()) {  // positions among each run's profiled steps
+    WindowRequest positions;
+    RANKSCOPE_RETURN_IF_ERROR(ParseStepRange(opt.steps, &positions));
+    summary_options.first_step = positions.first_step;
+    summary_options.last_step = positions.last_step;
+  }
   std::mutex mu;
   std::map<std::string, CompareSummary> by_path;
   RankHook hook;
@@ -78,7 +84,6 @@ Status LoadRun(const std::vector<std::string>& inputs, const CompareOptions& opt
     return OkStatus();
   };
   AnalyzeOptions analysis;
-  analysis.steps = opt.steps;
   analysis.comm_patterns = opt.comm_patterns;
   analysis.threads = threads;
   analysis.telemetry = false;

@@ -20,7 +20,7 @@
 namespace rankscope::compare {
 
 struct CompareOptions {
-  std::string steps;                      // --steps A:B, both runs
+  std::string steps;                      // --steps A:B: positions among each run's profiled steps (0 = first)
   std::vector<std::string> comm_patterns; // --comm-pattern
   std::optional<int64_t> rank;            // --rank R
   bool use_input_shapes = false;
