@@ -68,7 +68,7 @@ TEST(ReaderTest, ReadsEveryConstruct) {
   EXPECT_EQ(m.slices.ts[0], 100500);
   EXPECT_EQ(m.slices.dur[0], 10250);
   EXPECT_EQ(m.slices.external_id[0], 5);
-  EXPECT_EQ(m.slices.category[1], Category::kCudaRuntime);
+  EXPECT_EQ(m.slices.kind[1], ActivityKind::kRuntimeCall);
   EXPECT_EQ(m.slices.correlation[1], 42);
 
   // The kernel: braces, quotes and commas inside the name must not cut the event.
@@ -100,7 +100,7 @@ TEST(ReaderTest, ReadsEveryConstruct) {
   EXPECT_EQ(ci.seq, 17);
   EXPECT_EQ(m.Str(ci.pg_ranks), "[0, 1, 2, 3]");
 
-  EXPECT_EQ(m.slices.category[5], Category::kPythonFunction);
+  EXPECT_EQ(m.slices.kind[5], ActivityKind::kPythonFrame);
   ASSERT_NE(m.slices.detail[5], kNoDetail);
   EXPECT_EQ(m.python[m.slices.detail[5]].python_id, 2);
   EXPECT_EQ(m.python[m.slices.detail[5]].parent_id, kNoId);
@@ -113,7 +113,7 @@ TEST(ReaderTest, ReadsEveryConstruct) {
   ASSERT_EQ(m.instants.size(), 1u);
   EXPECT_EQ(m.Str(m.instants.name[0]), "Record Window End");
   ASSERT_EQ(m.flows.size(), 2u);
-  EXPECT_EQ(m.flows[0].kind, FlowKind::kCpuToGpu);
+  EXPECT_EQ(m.flows[0].kind, FlowKind::kHostToDevice);
   EXPECT_TRUE(m.flows[1].binds_enclosing);
 
   // Names from metadata.
@@ -191,7 +191,7 @@ TEST(ReaderTest, FieldOrderAndWhitespaceDoNotMatter) {
       "\"tid\":1}]}");
   ASSERT_EQ(m.slices.size(), 2u);
   EXPECT_EQ(m.slices.ts[0], 5000);
-  EXPECT_EQ(m.slices.category[0], Category::kKernel);
+  EXPECT_EQ(m.slices.kind[0], ActivityKind::kDeviceKernel);
   EXPECT_EQ(m.slices.correlation[0], 9);
   EXPECT_EQ(m.tracks[m.slices.track[0]].pid.value, -1);
   EXPECT_EQ(m.slices.ts[1], 10000);
@@ -205,13 +205,13 @@ TEST(ReaderTest, OldCategoryNamesAndStringIds) {
     {"ph":"s","id":4,"pid":1,"tid":1,"ts":1,"cat":"async","name":"launch"},
     {"ph":"f","id":"0x2a","pid":0,"tid":"stream 7","ts":3,"cat":"async_gpu","name":"launch"}]})J");
   ASSERT_EQ(m.slices.size(), 3u);
-  EXPECT_EQ(m.slices.category[0], Category::kCpuOp);
+  EXPECT_EQ(m.slices.kind[0], ActivityKind::kHostOp);
   EXPECT_EQ(m.slices.external_id[0], 3);
-  EXPECT_EQ(m.slices.category[2], Category::kGpuMemset);
+  EXPECT_EQ(m.slices.kind[2], ActivityKind::kDeviceMemset);
   EXPECT_EQ(m.GpuInfo(2)->stream, 7);
   EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("Operator")], 1u);
   ASSERT_EQ(m.flows.size(), 2u);
-  EXPECT_EQ(m.flows[1].kind, FlowKind::kCpuToGpu);
+  EXPECT_EQ(m.flows[1].kind, FlowKind::kHostToDevice);
   EXPECT_TRUE(m.tracks[m.slices.track[0]].pid.is_string);
 }
 

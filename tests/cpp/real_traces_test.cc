@@ -110,7 +110,7 @@ TEST(RealTraceSpotTest, OldestSchemaStringStreams) {
   ASSERT_TRUE(m.ok());
   size_t kernels = 0;
   for (size_t i = 0; i < m->slices.size(); ++i) {
-    if (m->slices.category[i] != Category::kKernel) continue;
+    if (m->slices.kind[i] != ActivityKind::kDeviceKernel) continue;
     ++kernels;
     ASSERT_EQ(m->GpuInfo(i)->stream, 7);
     ASSERT_NE(m->slices.correlation[i], kNoId);
@@ -158,17 +158,17 @@ TEST(KinetoVariantsTest, OldCategoryNamesAndLowercaseExternalId) {
   TraceModel m = MustRead("hta/old_cat_names/inference_rank_1.json.gz");
   size_t kernels = 0, runtime = 0;
   for (size_t i = 0; i < m.slices.size(); ++i) {
-    if (m.slices.category[i] == Category::kKernel) {
+    if (m.slices.kind[i] == ActivityKind::kDeviceKernel) {
       ++kernels;
       EXPECT_NE(m.slices.external_id[i], kNoId);  // from "external id"
       EXPECT_NE(m.slices.correlation[i], kNoId);
     }
-    runtime += m.slices.category[i] == Category::kCudaRuntime;
+    runtime += m.slices.kind[i] == ActivityKind::kRuntimeCall;
   }
   EXPECT_EQ(kernels, 4u);
   EXPECT_EQ(runtime, 8u);
   size_t async_gpu = 0;
-  for (const FlowEvent& f : m.flows) async_gpu += f.kind == FlowKind::kCpuToGpu;
+  for (const FlowEvent& f : m.flows) async_gpu += f.kind == FlowKind::kHostToDevice;
   EXPECT_EQ(async_gpu, 8u);
 }
 
@@ -176,15 +176,15 @@ TEST(KinetoVariantsTest, Ac2gAndFwdBwdFlowsAndCollectivesOnKernels) {
   TraceModel m = MustRead("hta/nccl_2rank_a100/nccl_data.json.gz");
   size_t ac2g = 0, fwdbwd = 0;
   for (const FlowEvent& f : m.flows) {
-    ac2g += f.kind == FlowKind::kCpuToGpu;
-    fwdbwd += f.kind == FlowKind::kFwdBwd;
+    ac2g += f.kind == FlowKind::kHostToDevice;
+    fwdbwd += f.kind == FlowKind::kForwardToBackward;
   }
   EXPECT_EQ(ac2g, 8652u + 3862u);
   EXPECT_EQ(fwdbwd, 543u + 543u);
   // Newer traces copy the collective metadata onto the NCCL kernel itself.
   size_t on_kernels = 0;
   for (const CollectiveInfo& c : m.collectives) {
-    if (m.slices.category[c.slice] != Category::kKernel) continue;
+    if (m.slices.kind[c.slice] != ActivityKind::kDeviceKernel) continue;
     ++on_kernels;
     EXPECT_EQ(m.Str(c.pg_desc), "default_pg");
     EXPECT_EQ(c.group_size, 2);
@@ -195,7 +195,7 @@ TEST(KinetoVariantsTest, Ac2gAndFwdBwdFlowsAndCollectivesOnKernels) {
 TEST(KinetoVariantsTest, AsyncCpuToGpuFlowCategory) {
   TraceModel m = MustRead("hta/trace_diff_control_a100/control.json.gz");
   size_t n = 0;
-  for (const FlowEvent& f : m.flows) n += f.kind == FlowKind::kCpuToGpu;
+  for (const FlowEvent& f : m.flows) n += f.kind == FlowKind::kHostToDevice;
   EXPECT_EQ(n, 24692u + 9450u);
 }
 
@@ -222,7 +222,7 @@ TEST(KinetoVariantsTest, CudaSyncEventsAndHipStreams) {
   TraceModel sync = MustRead("hta/cuda_event_sync_a100/event_sync_trace.json.gz");
   int on_stream = 0, off_stream = 0;
   for (size_t i = 0; i < sync.slices.size(); ++i) {
-    if (sync.slices.category[i] != Category::kCudaSync) continue;
+    if (sync.slices.kind[i] != ActivityKind::kDeviceSync) continue;
     (sync.GpuInfo(i)->stream >= 0 ? on_stream : off_stream)++;
   }
   EXPECT_EQ(on_stream, 1);   // Stream Sync on stream 7

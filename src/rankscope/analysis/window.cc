@@ -7,10 +7,10 @@
 namespace rankscope {
 namespace {
 
-bool IsCpuSide(Category c) {
-  return c == Category::kCpuOp || c == Category::kUserAnnotation || c == Category::kPythonFunction ||
-         c == Category::kCudaRuntime || c == Category::kCudaDriver || c == Category::kNone ||
-         c == Category::kOther;
+bool IsCpuSide(ActivityKind c) {
+  return c == ActivityKind::kHostOp || c == ActivityKind::kAnnotation || c == ActivityKind::kPythonFrame ||
+         c == ActivityKind::kRuntimeCall || c == ActivityKind::kDriverCall || c == ActivityKind::kNone ||
+         c == ActivityKind::kOther;
 }
 
 // Span of the slices `pick` accepts; nullopt when there are none.
@@ -69,8 +69,8 @@ std::vector<ProfilerStep> FindProfilerSteps(const TraceModel& m) {
   std::vector<ProfilerStep> steps;
   const SliceTable& s = m.slices;
   for (size_t i = 0; i < s.size(); ++i) {
-    const Category c = s.category[i];
-    if (c != Category::kUserAnnotation && c != Category::kCpuOp) continue;  // 2021 traces: Operator
+    const ActivityKind c = s.kind[i];
+    if (c != ActivityKind::kAnnotation && c != ActivityKind::kHostOp) continue;  // 2021 traces: Operator
     if (auto n = ProfilerStepNumber(m.Str(s.name[i]))) {
       steps.push_back({*n, s.ts[i], s.ts[i] + s.dur[i], s.track[i]});
     }
@@ -132,7 +132,7 @@ StatusOr<Window> SelectWindow(const TraceModel& m, const std::vector<ProfilerSte
   if (r.kind != Kind::kCpu && gpu && gpu->second > gpu->first) {
     return Window{gpu->first, gpu->second, WindowMode::kGpuSpan};
   }
-  auto cpu = SpanOf(m, [&](size_t i) { return IsCpuSide(s.category[i]); });
+  auto cpu = SpanOf(m, [&](size_t i) { return IsCpuSide(s.kind[i]); });
   if (!cpu || cpu->second <= cpu->first) return InvalidArgument("the trace has no timed events to analyse");
   return Window{cpu->first, cpu->second, WindowMode::kCpuSpan};
 }

@@ -46,15 +46,15 @@ class ModelBuilder {
   JsonId Intern(const RawId& id);
   uint32_t TrackFor(const RawEvent& ev);
   uint32_t ProcessFor(const JsonId& pid);
-  void AddSlice(const RawEvent& ev, Category cat);
-  void AddInstant(const RawEvent& ev, Category cat);
+  void AddSlice(const RawEvent& ev, ActivityKind kind);
+  void AddInstant(const RawEvent& ev, ActivityKind kind);
   void AddMemory(const RawEvent& ev, uint32_t track);
   void AddFlow(const RawEvent& ev, FlowKind kind);
   void AddMetadata(const RawEvent& ev);
   void AddGpuInfo(const RawEvent& ev, uint32_t track);
   void AddCollective(const RawEvent& ev, uint32_t slice);
   void AddAnnotationCollective(const RawEvent& ev, uint32_t slice);
-  Category CountCategory(const RawEvent& ev, FlowKind* flow_kind);
+  ActivityKind CountCategory(const RawEvent& ev, FlowKind* flow_kind);
 
   TraceModel* model_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> track_index_;

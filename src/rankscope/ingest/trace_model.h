@@ -43,16 +43,16 @@ struct Process {
   StringId labels = StringPool::kEmptyId;  // from ph:M process_labels ("CPU", "GPU 0")
 };
 
-// ph:X complete events (CPU ops, annotations, Python functions, runtime calls, GPU activity).
+// ph:X complete events (host ops, annotations, Python frames, runtime calls, device activity).
 struct SliceTable {
   std::vector<int64_t> ts;
   std::vector<int64_t> dur;
   std::vector<StringId> name;
   std::vector<uint32_t> track;
-  std::vector<Category> category;
+  std::vector<ActivityKind> kind;     // what the event is (format-neutral)
   std::vector<int64_t> correlation;   // args.correlation, or kNoId
   std::vector<int64_t> external_id;   // args["External id"] / args["external id"], or kNoId
-  // Row in `gpu` (GPU activity) or `python` (python_function); kNoDetail otherwise.
+  // Row in `gpu` (device activity) or `python` (Python frames); kNoDetail otherwise.
   std::vector<uint32_t> detail;
 
   size_t size() const { return ts.size(); }
@@ -60,7 +60,7 @@ struct SliceTable {
   size_t MemoryBytes() const;
 };
 
-// Extra columns of a GPU activity (kernel, memcpy, memset, sync).
+// Extra columns of a device activity (kernel, memcpy, memset, sync) on a GPU or another accelerator.
 struct GpuActivityInfo {
   int32_t device = -1;   // args.device, else the GPU event's pid
   int32_t stream = -1;   // args.stream, else the GPU event's tid ("stream 7" -> 7)
@@ -108,7 +108,7 @@ struct InstantTable {  // ph:i / ph:I, except [memory]
   std::vector<int64_t> ts;
   std::vector<StringId> name;
   std::vector<uint32_t> track;
-  std::vector<Category> category;
+  std::vector<ActivityKind> kind;     // what the event is (format-neutral)
   size_t size() const { return ts.size(); }
 };
 
@@ -227,7 +227,7 @@ struct TraceModel {
   std::string_view Str(StringId id) const { return strings.Get(id); }
   const GpuActivityInfo* GpuInfo(size_t slice) const {
     const uint32_t d = slices.detail[slice];
-    return d != kNoDetail && IsGpuActivity(slices.category[slice]) ? &gpu[d] : nullptr;
+    return d != kNoDetail && IsDeviceActivity(slices.kind[slice]) ? &gpu[d] : nullptr;
   }
   std::string JsonIdText(const JsonId& id) const;
   size_t MemoryBytes() const;

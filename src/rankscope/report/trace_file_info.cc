@@ -32,23 +32,23 @@ std::optional<std::string_view> CollectiveAnnotation(std::string_view name) {
   return std::nullopt;
 }
 
-bool IsCpuSide(Category c) {
-  return c == Category::kCpuOp || c == Category::kUserAnnotation || c == Category::kPythonFunction;
+bool IsCpuSide(ActivityKind c) {
+  return c == ActivityKind::kHostOp || c == ActivityKind::kAnnotation || c == ActivityKind::kPythonFrame;
 }
 
 void CountLinks(const TraceModel& m, TraceFileInfo* info) {
   const SliceTable& s = m.slices;
   std::unordered_set<int64_t> launch_correlations, cpu_external_ids;
   for (size_t i = 0; i < s.size(); ++i) {
-    const Category c = s.category[i];
-    if ((c == Category::kCudaRuntime || c == Category::kCudaDriver) && s.correlation[i] != kNoId) {
+    const ActivityKind c = s.kind[i];
+    if ((c == ActivityKind::kRuntimeCall || c == ActivityKind::kDriverCall) && s.correlation[i] != kNoId) {
       launch_correlations.insert(s.correlation[i]);
-    } else if ((c == Category::kCpuOp || c == Category::kUserAnnotation) && s.external_id[i] != kNoId) {
+    } else if ((c == ActivityKind::kHostOp || c == ActivityKind::kAnnotation) && s.external_id[i] != kNoId) {
       cpu_external_ids.insert(s.external_id[i]);
     }
   }
   for (size_t i = 0; i < s.size(); ++i) {
-    if (!IsGpuActivity(s.category[i])) continue;
+    if (!IsDeviceActivity(s.kind[i])) continue;
     ++info->gpu_activities;
     if (s.correlation[i] != kNoId) {
       ++info->gpu_with_correlation;
@@ -84,13 +84,13 @@ void CountSlices(const TraceModel& m, TraceFileInfo* info) {
   for (size_t i = 0; i < s.size(); ++i) {
     lo = std::min(lo, s.ts[i]);
     hi = std::max(hi, s.ts[i] + s.dur[i]);
-    const Category c = s.category[i];
+    const ActivityKind c = s.kind[i];
     const std::string_view name = m.Str(s.name[i]);
     if (auto step = ProfilerStepNumber(name)) {
       ++info->profiler_step_events;
-      if (c != Category::kGpuUserAnnotation) steps.insert(*step);
+      if (c != ActivityKind::kDeviceAnnotation) steps.insert(*step);
     }
-    if (c == Category::kKernel) {
+    if (c == ActivityKind::kDeviceKernel) {
       ++info->kernels;
       kernel_names.insert(s.name[i]);
       CommKernelName decoded;
@@ -106,7 +106,7 @@ void CountSlices(const TraceModel& m, TraceFileInfo* info) {
     }
   }
   for (const CollectiveInfo& ci : m.collectives) {
-    if (IsGpuActivity(s.category[ci.slice])) continue;  // counted as a kernel above
+    if (IsDeviceActivity(s.kind[ci.slice])) continue;  // counted as a kernel above
     if (ci.source == CollectiveSource::kAnnotationShape) continue;  // counted as an annotation
     ++info->collectives[CanonicalCollectiveName(m.Str(ci.collective_name))].cpu_ops;
   }
