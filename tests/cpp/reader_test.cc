@@ -1,14 +1,14 @@
 // Hand-written traces pin what the reader makes of each construct of the Kineto format.
 #include <gtest/gtest.h>
 
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "test_util.h"
 
 namespace rankscope {
 namespace {
 
 TraceModel Read(const std::string& json, ReaderOptions options = {}) {
-  auto model = ReadKinetoTraceBytes(json, "test.json", options);
+  auto model = ReadTraceBytes(json, "test.json", options);
   EXPECT_TRUE(model.ok()) << model.status().message();
   return model.ok() ? std::move(model).value() : TraceModel{};
 }
@@ -209,7 +209,7 @@ TEST(ReaderTest, OldCategoryNamesAndStringIds) {
   EXPECT_EQ(m.slices.external_id[0], 3);
   EXPECT_EQ(m.slices.kind[2], ActivityKind::kDeviceMemset);
   EXPECT_EQ(m.GpuInfo(2)->stream, 7);
-  EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("Operator")], 1u);
+  EXPECT_EQ(m.stats.by_category.at("Operator"), 1u);
   ASSERT_EQ(m.flows.size(), 2u);
   EXPECT_EQ(m.flows[1].kind, FlowKind::kHostToDevice);
   EXPECT_TRUE(m.tracks[m.slices.track[0]].pid.is_string);
@@ -221,7 +221,7 @@ TEST(ReaderTest, UnknownCategoriesAndPhasesAreCountedNotLost) {
     {"ph":"C","name":"counter","pid":1,"tid":1,"ts":1,"args":{"v":1}},
     {"ph":"X","name":"no_cat","pid":1,"tid":1,"ts":1,"dur":1}]})J");
   EXPECT_EQ(m.slices.size(), 2u);
-  EXPECT_EQ(m.stats.by_other_category.at("my_cat"), 1u);
+  EXPECT_EQ(m.stats.by_category.at("my_cat"), 1u);
   EXPECT_EQ(m.stats.without_category, 2u);  // the counter has no cat either
   EXPECT_EQ(m.stats.skipped.by_reason.at("unsupported phase \"C\"").count, 1u);
 }

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "rankscope/ingest/byte_source.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "test_util.h"
 
 namespace rankscope {
@@ -40,7 +40,7 @@ class RealTraceTest : public ::testing::TestWithParam<Expected> {};
 
 TEST_P(RealTraceTest, CountsMatchSources) {
   const Expected& e = GetParam();
-  auto model = ReadKinetoTrace(testing::TracePath(e.path));
+  auto model = ReadTrace(testing::TracePath(e.path));
   ASSERT_TRUE(model.ok()) << model.status().message();
   const TraceModel& m = *model;
   EXPECT_EQ(m.stats.elements, e.events);
@@ -61,7 +61,7 @@ TEST_P(RealTraceTest, CountsMatchSources) {
 // The same bytes uncompressed, cut into small chunks, give the identical model.
 TEST_P(RealTraceTest, PlainAndSmallChunksGiveTheSameModel) {
   const Expected& e = GetParam();
-  auto gz = ReadKinetoTrace(testing::TracePath(e.path));
+  auto gz = ReadTrace(testing::TracePath(e.path));
   ASSERT_TRUE(gz.ok());
   auto source = OpenTraceFile(testing::TracePath(e.path));
   ASSERT_TRUE(source.ok());
@@ -75,7 +75,7 @@ TEST_P(RealTraceTest, PlainAndSmallChunksGiveTheSameModel) {
   }
   ReaderOptions small;
   small.chunk_bytes = 1000;
-  auto plain = ReadKinetoTraceBytes(json, e.path, small);
+  auto plain = ReadTraceBytes(json, e.path, small);
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_EQ(plain->stats.json_bytes, json.size());
   EXPECT_EQ(plain->slices.ts, gz->slices.ts);
@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, RealTraceTest, ::testing::ValuesIn(kCorpus),
 
 // Spot values read off the files by hand.
 TEST(RealTraceSpotTest, FloatTimestampsRelativeToBase) {
-  auto m = ReadKinetoTrace(testing::TracePath("hta/nccl_2rank_a100/nccl_data.json.gz"));
+  auto m = ReadTrace(testing::TracePath("hta/nccl_2rank_a100/nccl_data.json.gz"));
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->info.base_time_ns, 1711964646000000000);
   // The last event, "Record Window End", "ts": 4458677117099.727
@@ -106,7 +106,7 @@ TEST(RealTraceSpotTest, FloatTimestampsRelativeToBase) {
 }
 
 TEST(RealTraceSpotTest, OldestSchemaStringStreams) {
-  auto m = ReadKinetoTrace(testing::TracePath("kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz"));
+  auto m = ReadTrace(testing::TracePath("kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz"));
   ASSERT_TRUE(m.ok());
   size_t kernels = 0;
   for (size_t i = 0; i < m->slices.size(); ++i) {
@@ -128,7 +128,7 @@ namespace {
 
 // Each Kineto variant named in DESIGN.md, pinned on the real trace that shows it.
 TraceModel MustRead(const std::string& relative) {
-  auto m = ReadKinetoTrace(testing::TracePath(relative));
+  auto m = ReadTrace(testing::TracePath(relative));
   EXPECT_TRUE(m.ok()) << m.status().message();
   return m.ok() ? std::move(m).value() : TraceModel{};
 }
@@ -150,8 +150,8 @@ TEST(KinetoVariantsTest, IntegerMicrosecondsAbsolute) {
   TraceModel m = MustRead("kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz");
   EXPECT_EQ(m.slices.ts[0], 1623142623460111000);  // "ts": 1623142623460111
   EXPECT_EQ(m.slices.dur[0], 25000);
-  EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("Operator")], 23646u);
-  EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("async")], 18192u);
+  EXPECT_EQ(m.stats.by_category.at("Operator"), 23646u);
+  EXPECT_EQ(m.stats.by_category.at("async"), 18192u);
 }
 
 TEST(KinetoVariantsTest, OldCategoryNamesAndLowercaseExternalId) {
@@ -245,7 +245,7 @@ TEST(KinetoVariantsTest, DevicePropertiesAndStringPids) {
 }  // namespace
 }  // namespace rankscope
 
-#include "rankscope/ingest/kineto_reader_impl.h"
+#include "rankscope/ingest/kineto/kineto_reader_impl.h"
 
 namespace rankscope {
 namespace {
@@ -254,12 +254,12 @@ namespace {
 // directly: it must build the same model as the variant this machine picks.
 TEST_P(RealTraceTest, GenericCodePathGivesTheSameModel) {
   const std::string path = testing::TracePath(GetParam().path);
-  auto fast = ReadKinetoTrace(path);
+  auto fast = ReadTrace(path);
   ASSERT_TRUE(fast.ok()) << fast.status().message();
   auto source = OpenTraceFile(path);
   ASSERT_TRUE(source.ok());
   TraceModel generic_model;
-  ASSERT_TRUE(generic::ReadTraceInto(source->get(), ReaderOptions{}, &generic_model).ok());
+  ASSERT_TRUE(kineto::generic::ReadTraceInto(source->get(), ReaderOptions{}, &generic_model).ok());
   EXPECT_EQ(generic_model.stats.elements, fast->stats.elements);
   EXPECT_EQ(generic_model.slices.ts, fast->slices.ts);
   EXPECT_EQ(generic_model.slices.dur, fast->slices.dur);

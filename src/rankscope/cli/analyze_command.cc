@@ -18,7 +18,7 @@
 #include "rankscope/base/parallel_for.h"
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/cli/commands.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "rankscope/ingest/trace_set.h"
 #include "rankscope/report/analysis_report_text.h"
 #include "rankscope/report/cluster_report_text.h"
@@ -80,7 +80,7 @@ void AnalyzeFiles(const std::vector<std::string>& files, const AnalysisOptions& 
   ProgressLine progress("trace files", files.size(), isatty(STDERR_FILENO) != 0);
   ParallelFor(files.size(), threads, [&](size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto model = ReadKinetoTrace(files[i]);
+    auto model = ReadTrace(files[i]);
     const int64_t ingest_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     if (!model.ok()) {
       (*errors)[i] = model.status();

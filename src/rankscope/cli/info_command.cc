@@ -4,9 +4,9 @@
 #include <iostream>
 #include <mutex>
 
+#include "rankscope/base/cpu_target.h"
 #include "rankscope/base/parallel_for.h"
 #include "rankscope/cli/commands.h"
-#include "rankscope/ingest/kineto_reader.h"
 #include "rankscope/ingest/trace_set.h"
 #include "rankscope/report/trace_file_info.h"
 
@@ -64,7 +64,7 @@ int RunInfo(const InfoOptions& opt) {
   if (opt.json) {
     nlohmann::json out;
     out["schema"] = "rankscope.info/1";
-    out["reader"] = ReaderTargetName();
+    out["reader"] = CpuTargetName();
     out["files"] = nlohmann::json::array();
     for (size_t i = 0; i < n; ++i) {
       if (infos[i]) {

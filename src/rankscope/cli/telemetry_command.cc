@@ -12,7 +12,7 @@
 
 #include "rankscope/analysis/telemetry_join.h"
 #include "rankscope/cli/commands.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "rankscope/ingest/trace_set.h"
 #include "rankscope/report/telemetry_report_text.h"
 
@@ -61,7 +61,7 @@ std::vector<RankWindow> TraceWindows(const std::string& dir, std::vector<std::st
     return out;
   }
   for (const std::string& f : *files) {
-    auto model = ReadKinetoTrace(f);
+    auto model = ReadTrace(f);
     if (!model.ok()) {
       warnings->push_back(model.status().message());
       continue;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "rankscope/base/string_pool.h"
-#include "rankscope/ingest/category.h"
+#include "rankscope/ingest/activity_kind.h"
 
 namespace rankscope {
 
@@ -190,13 +190,13 @@ struct SkipCounts {
 
 struct IngestStats {
   uint64_t file_bytes = 0;   // bytes on disk
-  uint64_t json_bytes = 0;   // bytes of JSON (after gunzip)
+  uint64_t json_bytes = 0;   // bytes of the trace after gunzip (JSON for Kineto)
   bool gzip = false;
   uint64_t elements = 0;     // elements of traceEvents
   uint64_t by_phase[128] = {};
-  // Events per category as spelled in the file ("kernel" and "Kernel" stay apart).
-  uint64_t by_known_category[kNumKnownCategories] = {};
-  std::map<std::string, uint64_t> by_other_category;  // spellings not in kKnownCategories
+  // Events per category as the format spells it (Kineto's "kernel" and "Kernel" stay apart),
+  // and events that have none.
+  std::map<std::string, uint64_t> by_category;
   uint64_t without_category = 0;
   SkipCounts skipped;         // events dropped
   SkipCounts ignored_fields;  // events kept, one field ignored

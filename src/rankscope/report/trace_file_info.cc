@@ -63,10 +63,7 @@ void CountLinks(const TraceModel& m, TraceFileInfo* info) {
 
 void CountCategories(const TraceModel& m, TraceFileInfo* info) {
   const IngestStats& st = m.stats;
-  for (int i = 0; i < kNumKnownCategories; ++i) {
-    if (st.by_known_category[i] > 0) info->by_category[std::string(kKnownCategories[i].text)] += st.by_known_category[i];
-  }
-  for (const auto& [name, n] : st.by_other_category) info->by_category[name] += n;
+  info->by_category = st.by_category;
   if (st.without_category > 0) info->by_category["(none)"] += st.without_category;
   for (int c = 0; c < 128; ++c) {
     if (st.by_phase[c] > 0) info->by_phase[static_cast<char>(c)] = st.by_phase[c];

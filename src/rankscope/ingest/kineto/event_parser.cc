@@ -1,13 +1,13 @@
-#include "rankscope/ingest/event_parser.h"
+#include "rankscope/ingest/kineto/event_parser.h"
 
 #include <fmt/format.h>
 
 #include <charconv>
 
 #include "rankscope/base/decimal.h"
-#include "rankscope/ingest/category.h"
+#include "rankscope/ingest/kineto/categories.h"
 
-namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 namespace {
 
 namespace od = simdjson::ondemand;
@@ -588,4 +588,4 @@ bool EventParser::TryParseChunk(char* data, size_t size, size_t slack, uint64_t 
   return false;
 }
 
-}  // namespace rankscope::RANKSCOPE_TARGET_NS
+}  // namespace rankscope::kineto::RANKSCOPE_TARGET_NS

@@ -1,10 +1,10 @@
-#include "rankscope/ingest/model_builder.h"
+#include "rankscope/ingest/kineto/model_builder.h"
 
 #include <fmt/format.h>
 
 #include <charconv>
 
-namespace rankscope {
+namespace rankscope::kineto {
 namespace {
 
 bool IsMemoryInstant(std::string_view name) { return name == "[memory]"; }
@@ -49,7 +49,7 @@ ActivityKind ModelBuilder::CountCategory(const RawEvent& ev, FlowKind* flow_kind
   IngestStats& stats = model_->stats;
   *flow_kind = FlowKind::kOther;
   if (ev.category_spelling >= 0) {
-    ++stats.by_known_category[ev.category_spelling];
+    ++by_known_category_[ev.category_spelling];
     *flow_kind = kKnownCategories[ev.category_spelling].flow_kind;
     return kKnownCategories[ev.category_spelling].kind;
   }
@@ -57,7 +57,7 @@ ActivityKind ModelBuilder::CountCategory(const RawEvent& ev, FlowKind* flow_kind
     ++stats.without_category;
     return ActivityKind::kNone;
   }
-  ++stats.by_other_category[std::string(ev.cat)];
+  ++stats.by_category[std::string(ev.cat)];
   return ActivityKind::kOther;
 }
 
@@ -253,7 +253,7 @@ ModelBuilder::Checkpoint ModelBuilder::MakeCheckpoint() const {
   const TraceModel& m = *model_;
   return Checkpoint{m.slices.size(), m.gpu.size(),         m.python.size(),    m.collectives.size(),
                     m.forward_ops.size(), m.backward_ops.size(), m.instants.size(), m.memory.size(),
-                    m.flows.size(),  m.stats};
+                    m.flows.size(),  m.stats, by_known_category_};
 }
 
 void ModelBuilder::Rollback(const Checkpoint& c) {
@@ -279,6 +279,14 @@ void ModelBuilder::Rollback(const Checkpoint& c) {
   m.memory.resize(c.memory);
   m.flows.resize(c.flows);
   m.stats = c.stats;
+  by_known_category_ = c.by_known_category;
 }
 
-}  // namespace rankscope
+void ModelBuilder::Finish() {
+  for (int i = 0; i < kNumKnownCategories; ++i) {
+    if (by_known_category_[i] > 0) model_->stats.by_category[std::string(kKnownCategories[i].text)] += by_known_category_[i];
+  }
+  by_known_category_ = {};
+}
+
+}  // namespace rankscope::kineto

@@ -1,11 +1,11 @@
-#include "rankscope/ingest/top_level_parser.h"
+#include "rankscope/ingest/kineto/top_level_parser.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
 #include <charconv>
 
-namespace rankscope {
+namespace rankscope::kineto {
 namespace {
 
 using simdjson::dom::element;
@@ -144,4 +144,4 @@ void ApplyTopLevelValue(std::string_view key, std::string_view value, uint64_t o
   }
 }
 
-}  // namespace rankscope
+}  // namespace rankscope::kineto

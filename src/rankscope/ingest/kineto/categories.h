@@ -11,7 +11,7 @@
 
 #include "rankscope/ingest/activity_kind.h"
 
-namespace rankscope {
+namespace rankscope::kineto {
 
 // One recognised spelling of a category; `spelling` indexes kKnownCategories.
 struct CategorySpelling {
@@ -59,4 +59,4 @@ inline int FindCategorySpelling(std::string_view text) {
   return -1;
 }
 
-}  // namespace rankscope
+}  // namespace rankscope::kineto
