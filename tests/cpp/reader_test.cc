@@ -226,6 +226,42 @@ TEST(ReaderTest, UnknownCategoriesAndPhasesAreCountedNotLost) {
   EXPECT_EQ(m.stats.skipped.by_reason.at("unsupported phase \"C\"").count, 1u);
 }
 
+// Device work and host runtime calls of accelerators other than CUDA/ROCm GPUs, under the
+// categories Kineto writes for them, become the same kinds as a GPU's.
+TEST(ReaderTest, OtherAcceleratorCategoriesAreDeviceActivityAndRuntimeCalls) {
+  TraceModel m = Read(R"J({"traceEvents":[
+    {"ph":"X","cat":"mtia_runtime","name":"runFunction - job_prep_and_submit_for_execution","pid":30,"tid":30,"ts":1,"dur":1,"args":{"correlation":5}},
+    {"ph":"X","cat":"mtia_ccp_events","name":"fc-dtype_Float","pid":9,"tid":4,"ts":2,"dur":3,"args":{"correlation":5,"stream":1}},
+    {"ph":"X","cat":"mtia_ccp_events","name":"dma_request","pid":9,"tid":801,"ts":6,"dur":1,"args":{"direction":"DEVICE_TO_HOST","size":16}},
+    {"ph":"X","cat":"mtia_ccp_events","name":"hccl::all_reduce","pid":9,"tid":4,"ts":8,"dur":1,"args":{"stream":1}},
+    {"ph":"X","cat":"xpu_runtime","name":"zeCommandListAppendLaunchKernel","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"xpu_driver","name":"zeEventHostSynchronize","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"privateuse1_runtime","name":"aclrtLaunchKernel","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"privateuse1_driver","name":"drvLaunch","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"hpu_op","name":"synLaunch","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"glow_runtime","name":"glowRun","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"collective_comm","name":"xccl::allreduce","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"xpu_sync","name":"zeEventHostSynchronize","pid":-1,"tid":30,"ts":1,"dur":1}]})J");
+  ASSERT_EQ(m.slices.size(), 12u);
+  const ActivityKind expected[] = {
+      ActivityKind::kRuntimeCall, ActivityKind::kDeviceKernel, ActivityKind::kDeviceMemcpy,
+      ActivityKind::kDeviceKernel, ActivityKind::kRuntimeCall, ActivityKind::kDriverCall,
+      ActivityKind::kRuntimeCall, ActivityKind::kDriverCall, ActivityKind::kRuntimeCall,
+      ActivityKind::kRuntimeCall, ActivityKind::kRuntimeCall,
+      ActivityKind::kOther};  // a host-side XPU sync has no device stream: not interpreted
+  for (size_t i = 0; i < m.slices.size(); ++i) {
+    EXPECT_EQ(m.slices.kind[i], expected[i]) << "slice " << i << ": " << ActivityKindName(m.slices.kind[i]);
+  }
+  ASSERT_NE(m.GpuInfo(1), nullptr);
+  EXPECT_EQ(m.GpuInfo(1)->device, 9);  // the pid
+  EXPECT_EQ(m.GpuInfo(1)->stream, 1);
+  EXPECT_EQ(m.GpuInfo(2)->stream, 801);  // no stream arg: the tid, as for GPUs
+  EXPECT_EQ(m.slices.correlation[1], m.slices.correlation[0]);
+  // The spellings are counted as written.
+  EXPECT_EQ(m.stats.by_category.at("mtia_ccp_events"), 3u);
+  EXPECT_EQ(m.stats.by_category.at("xpu_sync"), 1u);
+}
+
 TEST(ReaderTest, GzipMultiMemberAndTrailingZeros) {
   const std::string a = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},";
   const std::string b = "{\"ph\":\"X\",\"name\":\"b\",\"ts\":3,\"dur\":2,\"pid\":1,\"tid\":1}]}";

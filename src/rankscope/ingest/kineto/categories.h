@@ -1,9 +1,18 @@
-// Kineto's event categories: the `cat` strings of every schema generation, mapped onto the
-// model's activity kinds.
+// Kineto's event categories: the `cat` strings of every schema generation and every device
+// Kineto profiles, mapped onto the model's activity kinds.
 //
 // 2021 traces say "Operator"/"Runtime"/"Kernel"/"Memcpy"/"Memset"; later ones "cpu_op"/
 // "cuda_runtime"/"kernel"/"gpu_memcpy"/"gpu_memset". Flow categories ("ac2g",
 // "async_cpu_to_gpu", "async_gpu", "async", "fwdbwd") are kept apart as FlowKind.
+//
+// Accelerators other than CUDA/ROCm GPUs: Intel XPUs and PrivateUse1 backends write their device
+// work under the GPU categories above and their host calls under "<device>_runtime"/"_driver";
+// Gaudi's host runtime is "hpu_op", Glow's "glow_runtime". MTIA writes its device work as
+// "mtia_ccp_events" (kernels, its "hccl::" collectives, and its DMA transfers, named "dma_*")
+// and its host calls as "mtia_runtime" ("runFunction ..." launches, linked by correlation).
+// "collective_comm" is a host-side communication library call (XPU's "xccl::..."), counted
+// with the runtime calls. Kineto categories not listed here (counters, profiler ranges, XPU's
+// host-side syncs, which carry no device stream) stay kOther.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +27,9 @@ struct CategorySpelling {
   std::string_view text;
   ActivityKind kind;
   FlowKind flow_kind;  // meaningful when kind == kFlow
+  // Device work whose name starts with "dma" is a memory transfer (MTIA writes its DMA
+  // transfers as CCP events; Holistic Trace Analysis counts them as memory too).
+  bool dma_is_memcpy = false;
 };
 
 inline constexpr CategorySpelling kKnownCategories[] = {
@@ -44,6 +56,16 @@ inline constexpr CategorySpelling kKnownCategories[] = {
     {"async_gpu", ActivityKind::kFlow, FlowKind::kHostToDevice},
     {"async", ActivityKind::kFlow, FlowKind::kHostToDevice},
     {"fwdbwd", ActivityKind::kFlow, FlowKind::kForwardToBackward},
+    // Other accelerators, after the common spellings (the lookup is a linear scan).
+    {"mtia_ccp_events", ActivityKind::kDeviceKernel, FlowKind::kOther, /*dma_is_memcpy=*/true},
+    {"mtia_runtime", ActivityKind::kRuntimeCall, FlowKind::kOther},
+    {"xpu_runtime", ActivityKind::kRuntimeCall, FlowKind::kOther},
+    {"xpu_driver", ActivityKind::kDriverCall, FlowKind::kOther},
+    {"privateuse1_runtime", ActivityKind::kRuntimeCall, FlowKind::kOther},
+    {"privateuse1_driver", ActivityKind::kDriverCall, FlowKind::kOther},
+    {"hpu_op", ActivityKind::kRuntimeCall, FlowKind::kOther},
+    {"glow_runtime", ActivityKind::kRuntimeCall, FlowKind::kOther},
+    {"collective_comm", ActivityKind::kRuntimeCall, FlowKind::kOther},
 };
 inline constexpr int kNumKnownCategories =
     static_cast<int>(sizeof(kKnownCategories) / sizeof(kKnownCategories[0]));

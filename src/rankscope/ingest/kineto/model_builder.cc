@@ -50,8 +50,10 @@ ActivityKind ModelBuilder::CountCategory(const RawEvent& ev, FlowKind* flow_kind
   *flow_kind = FlowKind::kOther;
   if (ev.category_spelling >= 0) {
     ++by_known_category_[ev.category_spelling];
-    *flow_kind = kKnownCategories[ev.category_spelling].flow_kind;
-    return kKnownCategories[ev.category_spelling].kind;
+    const CategorySpelling& spelling = kKnownCategories[ev.category_spelling];
+    *flow_kind = spelling.flow_kind;
+    if (spelling.dma_is_memcpy && ev.name.starts_with("dma")) return ActivityKind::kDeviceMemcpy;
+    return spelling.kind;
   }
   if (!ev.has(RawEvent::kCat)) {
     ++stats.without_category;
