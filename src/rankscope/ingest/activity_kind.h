@@ -44,4 +44,11 @@ inline bool IsDeviceActivity(ActivityKind k) {
          k == ActivityKind::kDeviceMemset || k == ActivityKind::kDeviceSync;
 }
 
+// Host activity: what the host's threads run (ops, marked ranges, Python, runtime and driver
+// calls), not the profiler's own events.
+inline bool IsHostActivity(ActivityKind k) {
+  return k == ActivityKind::kHostOp || k == ActivityKind::kAnnotation || k == ActivityKind::kPythonFrame ||
+         k == ActivityKind::kRuntimeCall || k == ActivityKind::kDriverCall;
+}
+
 }  // namespace rankscope

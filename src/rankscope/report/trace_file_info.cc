@@ -3,38 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <ctime>
 #include <set>
 #include <unordered_set>
 
 #include "rankscope/analysis/comm_kernel_name.h"
+#include "rankscope/analysis/window.h"
+#include "rankscope/report/text_format.h"
 
 namespace rankscope {
 namespace {
-
-// "ProfilerStep#12" -> 12
-std::optional<int64_t> ProfilerStepNumber(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  name.remove_prefix(kPrefix.size());
-  int64_t n = 0;
-  auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
-  if (ec != std::errc() || ptr != name.data() + name.size()) return std::nullopt;
-  return n;
-}
-
-// "nccl:all_reduce", "gloo:broadcast" -> the collective part.
-std::optional<std::string_view> CollectiveAnnotation(std::string_view name) {
-  for (std::string_view prefix : {"nccl:", "gloo:", "rccl:", "hccl:", "mpi:", "ucc:"}) {
-    if (name.substr(0, prefix.size()) == prefix && name.size() > prefix.size()) return name.substr(prefix.size());
-  }
-  return std::nullopt;
-}
-
-bool IsCpuSide(ActivityKind c) {
-  return c == ActivityKind::kHostOp || c == ActivityKind::kAnnotation || c == ActivityKind::kPythonFrame;
-}
 
 void CountLinks(const TraceModel& m, TraceFileInfo* info) {
   const SliceTable& s = m.slices;
@@ -97,9 +74,11 @@ void CountSlices(const TraceModel& m, TraceFileInfo* info) {
       streams.emplace(g->device, g->stream);  // stream -1: Event/Context Sync, not on a stream
       gpus.insert(g->device);
     }
-    if (IsCpuSide(c)) {
+    if (IsHostActivity(c)) {
       cpu_tracks.insert(s.track[i]);
-      if (auto coll = CollectiveAnnotation(name)) ++info->collectives[CanonicalCollectiveName(*coll)].annotations;
+      if (const std::string_view op = CollectiveAnnotationOp(name); !op.empty()) {
+        ++info->collectives[CanonicalCollectiveName(op)].annotations;
+      }
     }
   }
   for (const CollectiveInfo& ci : m.collectives) {
@@ -122,28 +101,6 @@ void CountSlices(const TraceModel& m, TraceFileInfo* info) {
     info->start_ns = m.AbsoluteNs(lo);
     info->end_ns = m.AbsoluteNs(hi);
   }
-}
-
-std::string FormatBytes(uint64_t b) {
-  if (b >= (1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
-  if (b >= (1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
-  if (b >= 1024) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{} B", b);
-}
-
-std::string FormatUtc(int64_t ns) {
-  const std::time_t secs = static_cast<std::time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  return fmt::format("{}.{:06d} UTC", buf, (ns % 1000000000) / 1000);
-}
-
-std::string FormatDuration(int64_t ns) {
-  if (ns >= 1000000000) return fmt::format("{:.3f} s", ns / 1e9);
-  if (ns >= 1000000) return fmt::format("{:.3f} ms", ns / 1e6);
-  return fmt::format("{:.3f} us", ns / 1e3);
 }
 
 nlohmann::json SkipsToJson(const SkipCounts& skips) {
@@ -237,8 +194,8 @@ std::string RenderTraceFileInfo(const TraceFileInfo& i) {
     out += fmt::format("  {:<18} {}\n", label, value);
   };
   out += fmt::format("{}\n", i.path);
-  line("size", fmt::format("{} on disk{}, {} JSON", FormatBytes(i.file_bytes), i.gzip ? " (gzip)" : "",
-                           FormatBytes(i.json_bytes)));
+  line("size", fmt::format("{} on disk{}, {} JSON", FormatByteCount(static_cast<int64_t>(i.file_bytes)), i.gzip ? " (gzip)" : "",
+                           FormatByteCount(static_cast<int64_t>(i.json_bytes))));
   std::string rank = i.rank_resolved ? fmt::format("{} (from {})", i.rank.rank, RankSourceName(i.rank.source))
                                      : std::string("unresolved");
   line("rank", fmt::format("{}, world size {}, backend {}", rank,
@@ -260,7 +217,7 @@ std::string RenderTraceFileInfo(const TraceFileInfo& i) {
                                               : fmt::format("devices [{}], {} stream(s)",
                                                             fmt::join(i.active_gpus, ", "), i.gpu_streams));
   if (i.has_span) {
-    line("time span", fmt::format("{} .. +{}", FormatUtc(i.start_ns), FormatDuration(i.end_ns - i.start_ns)));
+    line("time span", fmt::format("{} .. +{}", FormatUtcTime(i.start_ns), FormatNs(static_cast<double>(i.end_ns - i.start_ns))));
   } else {
     line("time span", "no timed events");
   }

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include "rankscope/base/parse_int.h"
 
 namespace rankscope::kineto {
 namespace {
@@ -10,12 +10,10 @@ namespace {
 bool IsMemoryInstant(std::string_view name) { return name == "[memory]"; }
 
 // "stream 7" -> 7 (2021 traces name GPU tids this way).
-bool ParseStreamText(std::string_view text, int64_t* out) {
+std::optional<int64_t> ParseStreamText(std::string_view text) {
   constexpr std::string_view kPrefix = "stream ";
   if (text.substr(0, kPrefix.size()) == kPrefix) text.remove_prefix(kPrefix.size());
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end;
+  return ParseInt(text);
 }
 
 }  // namespace
@@ -164,8 +162,8 @@ void ModelBuilder::AddGpuInfo(const RawEvent& ev, uint32_t track) {
     stream = ev.stream;
   } else if (!t.tid.is_string) {
     stream = t.tid.value;
-  } else if (!ParseStreamText(model_->strings.Get(static_cast<StringId>(t.tid.value)), &stream)) {
-    stream = -1;
+  } else {
+    stream = ParseStreamText(model_->strings.Get(static_cast<StringId>(t.tid.value))).value_or(-1);
   }
   g.stream = static_cast<int32_t>(stream);
   for (int i = 0; i < 3; ++i) {
