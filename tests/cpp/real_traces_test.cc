@@ -126,7 +126,7 @@ TEST(RealTraceSpotTest, OldestSchemaStringStreams) {
 namespace rankscope {
 namespace {
 
-// Each Kineto variant named in DESIGN.md, pinned on the real trace that shows it.
+// Each Kineto variant of docs/ingestion.md ("Formats read"), pinned on the real trace that shows it.
 TraceModel MustRead(const std::string& relative) {
   auto m = ReadTrace(testing::TracePath(relative));
   EXPECT_TRUE(m.ok()) << m.status().message();
