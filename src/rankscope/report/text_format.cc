@@ -15,14 +15,6 @@ std::string FormatNs(double ns) {
   return fmt::format("{:.0f} ns", ns);
 }
 
-std::string FormatDuration(double ns) {
-  const double a = ns < 0 ? -ns : ns;
-  if (a >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
-  if (a >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
-  if (a >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
-  return fmt::format("{:.0f} ns", ns);
-}
-
 std::string FormatShare(double share) { return fmt::format("{:.1f}%", share * 100.0); }
 
 std::string FormatByteCount(int64_t b) {
