@@ -4,7 +4,7 @@
 //
 //   build/dev/bench/compare_bench [--runs N] [--threads T] BASE NEW
 //
-// ingest    ReadKinetoTrace of BASE, then of NEW (the reader's default options)
+// ingest    ReadTrace of BASE, then of NEW (the reader's default options)
 // compare   CompareJobs on BASE and NEW: read both through the engine (with input shapes), map
 //           each rank (RankSummary + compare summary), align, attribute, every table
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "rankscope/compare/job_compare.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 
 namespace {
 
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     uint64_t bytes = 0;
     for (const std::string& f : files) {
-      auto model = rankscope::ReadKinetoTrace(f);
+      auto model = rankscope::ReadTrace(f);
       if (!model.ok()) {
         fmt::print(stderr, "compare_bench: {}\n", model.status().message());
         return 1;

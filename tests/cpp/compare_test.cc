@@ -20,7 +20,7 @@
 #include "rankscope/compare/overall_diff.h"
 #include "rankscope/compare/priority_sweep.h"
 #include "rankscope/compare/rank_compare.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 
 namespace rankscope::compare {
 namespace {
@@ -129,7 +129,7 @@ struct TraceBuilder {
 StatusOr<CompareSummary> Summarize(const std::string& text, const std::string& name = "t.json") {
   ReaderOptions reader;
   reader.keep_op_shapes = true;
-  RANKSCOPE_ASSIGN_OR_RETURN(TraceModel model, ReadKinetoTraceBytes(text, name, reader));
+  RANKSCOPE_ASSIGN_OR_RETURN(TraceModel model, ReadTraceBytes(text, name, reader));
   RANKSCOPE_ASSIGN_OR_RETURN(RankSummary rank, AnalyzeRank(model, AnalysisOptions{}));
   return BuildCompareSummary(model, std::move(rank), nullptr, SummaryOptions{});
 }

@@ -76,7 +76,7 @@ void AddKernelUse(OpNode& node, uint32_t name, KernelClass cls, int64_t ns, size
 void LinkBackward(const TraceModel& m, const OpTreeBuilder& ops, CompareSummary* out) {
   std::unordered_map<int64_t, std::pair<const FlowEvent*, const FlowEvent*>> flows;
   for (const FlowEvent& f : m.flows) {
-    if (f.kind != FlowKind::kFwdBwd) continue;
+    if (f.kind != FlowKind::kForwardToBackward) continue;
     auto& pair = flows[f.id];
     (f.phase == 's' ? pair.first : pair.second) = &f;
   }
@@ -322,7 +322,7 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSumm
     }
     facts[i].node = node;
     const uint32_t op_name = node == kNoIndex ? 0 : out.ops[node].name;
-    const bool memset = s.category[a.slice] == Category::kGpuMemset;
+    const bool memset = s.kind[a.slice] == ActivityKind::kDeviceMemset;
     const uint64_t key = (static_cast<uint64_t>(s.name[a.slice]) << 32) ^ (static_cast<uint64_t>(op_name) << 4) ^
                          (static_cast<uint64_t>(phase) << 1) ^ static_cast<uint64_t>(a.cls);
     auto [memo, inserted] = class_memo.try_emplace(key, KernelClass::kElementwise);

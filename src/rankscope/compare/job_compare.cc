@@ -19,7 +19,7 @@
 #include "rankscope/compare/compare_summary.h"
 #include "rankscope/compare/overall_diff.h"
 #include "rankscope/compare/rank_compare.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "rankscope/ingest/trace_set.h"
 
 namespace rankscope::compare {

@@ -37,7 +37,7 @@ void ModuleTreeBuilder::AddStep(int64_t start, int64_t end, const std::vector<ui
   auto first = std::lower_bound(order.begin(), order.end(), start, [&](uint32_t i, int64_t t) { return s.ts[i] < t; });
   std::unordered_map<uint32_t, std::vector<uint32_t>> per_track;
   for (auto it = first; it != order.end() && s.ts[*it] < end; ++it) {
-    if (s.category[*it] == Category::kPythonFunction) per_track[s.track[*it]].push_back(*it);
+    if (s.kind[*it] == ActivityKind::kPythonFrame) per_track[s.track[*it]].push_back(*it);
   }
   if (!per_track.empty()) out_->has_stacks = true;
   std::vector<uint32_t> tracks;

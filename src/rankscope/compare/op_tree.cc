@@ -133,9 +133,9 @@ void OpTreeBuilder::AddStep(uint32_t step, int64_t start, int64_t end, uint32_t 
   std::unordered_map<uint32_t, std::vector<uint32_t>> per_track;
   for (auto it = first; it != order.end() && s.ts[*it] < end; ++it) {
     const uint32_t i = *it;
-    const Category c = s.category[i];
-    if (c != Category::kCpuOp && c != Category::kUserAnnotation) continue;
-    if (c == Category::kUserAnnotation && IsStepAnnotation(m_.Str(s.name[i]))) continue;
+    const ActivityKind c = s.kind[i];
+    if (c != ActivityKind::kHostOp && c != ActivityKind::kAnnotation) continue;
+    if (c == ActivityKind::kAnnotation && IsStepAnnotation(m_.Str(s.name[i]))) continue;
     per_track[s.track[i]].push_back(i);
   }
   // The step thread first, then the others in the order of their first operator.
@@ -210,7 +210,7 @@ void OpTreeBuilder::AddTrack(uint32_t step, uint32_t track, uint32_t root, std::
       if (node == kNoIndex) {
         frame.folded = true;
       } else {
-        const bool cpu_op = s.category[i] == Category::kCpuOp;
+        const bool cpu_op = s.kind[i] == ActivityKind::kHostOp;
         OpNode& n = out_->ops[node];
         const uint32_t shapes = ShapesOf(i);
         if (n.count == 0) {
