@@ -21,7 +21,10 @@ events of its own steps (plus the trace's metadata). Pairs:
                 only rank 0's trace is kept (a one-rank job); NEW: both ranks train one model
                 together (a two-rank job): a different number of ranks
 
-DIR/<pair>/truth.json (rank 0) records the pair, its settings and the step numbers of each side.
+DIR/<pair>/truth.json (rank 0) records the pair, its settings, the step numbers of each side and,
+per step, how long the training thread waited for a CPU while runnable (the run-queue wait of
+/proc/thread-self/schedstat, when the kernel has it): on a busy machine that time lands inside
+whatever operator was running, and no trace can tell it from the operator's own work.
 """
 
 import argparse
@@ -157,6 +160,15 @@ def split_trace(path, out_dirs, rank, keep):
     return numbers
 
 
+def runqueue_wait_ns():
+    """The calling thread's time spent runnable but waiting for a CPU, in ns (None when unknown)."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def run(pair, args, rank, world):
     base_s, new_s = settings(pair)
     steps = args.warmup + 2 * args.steps + 2
@@ -176,8 +188,11 @@ def run(pair, args, rank, world):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
                                 on_trace_ready=lambda prof: prof.export_chrome_trace(raw), record_shapes=True,
                                 with_stack=True, profile_memory=True) as prof:
+        waits = []  # per iteration: (before the step, before prof.step()), which ends ProfilerStep#i
         for i in range(2 * args.steps + 1):
+            before = runqueue_wait_ns()
             sides[(i + 1) % 2].step()
+            waits.append((before, runqueue_wait_ns()))
             prof.step()
     keep_base = pair != "ranks" or rank == 0
     numbers = split_trace(raw, [os.path.join(out, "base"), os.path.join(out, "new")], rank, [keep_base, True])
@@ -185,8 +200,10 @@ def run(pair, args, rank, world):
     dist.barrier()
     if rank == 0:
         with open(os.path.join(out, "truth.json"), "w") as f:
+            known = all(None not in w for w in waits)
+            wait = {str(i): waits[i][1] - waits[i][0] for i in range(1, len(waits))} if known else {}
             json.dump({"pair": pair, "world_size": world, "base": base_s, "new": new_s,
-                       "base_steps": numbers[0], "new_steps": numbers[1]}, f, indent=1)
+                       "base_steps": numbers[0], "new_steps": numbers[1], "runqueue_wait_ns": wait}, f, indent=1)
 
 
 def main():

@@ -140,7 +140,7 @@ StatusOr<CompareSummary> Summarize(const std::string& text, const std::string& n
 // "aten::extra" in forward and its backward op (linked too).
 void AddStep(TraceBuilder& b, int number, double t0, double extra_us = 0, int batch = 32, const char* dtype = "float",
              double addmm_us = 250, double data_us = 100) {
-  json& step = b.Op("ProfilerStep#" + std::to_string(number), t0, 0, "user_annotation");
+  b.Op("ProfilerStep#" + std::to_string(number), t0, 0, "user_annotation");
   const size_t step_index = b.events.size() - 1;
   b.Op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t0 + 10, data_us, "user_annotation");
   const double f0 = t0 + 20 + data_us;
@@ -203,6 +203,35 @@ TEST(CompareSummary, CellsOfEveryStepAddUpToItsDuration) {
   }
   ASSERT_NE(evaluate, kNoIndex);
   EXPECT_EQ(s->ops[evaluate].forward, addmm);
+}
+
+// Under autocast aten::linear runs inside aten::linear: the siblings after it are still the
+// second and third aten::linear of their parent, not the first again.
+TEST(CompareSummary, AnOperatorInsideItselfDoesNotRestartItsSiblingsCount) {
+  TraceBuilder b;
+  for (int s = 0; s < 2; ++s) {
+    const double t0 = 1000.0 * s;
+    b.Op("ProfilerStep#" + std::to_string(s + 1), t0, 900, "user_annotation");
+    b.Op("DistributedDataParallel.forward", t0 + 10, 800, "user_annotation");
+    for (int k = 0; k < 3; ++k) {
+      const double l0 = t0 + 20 + 250.0 * k;
+      b.Op("aten::linear", l0, 200);
+      b.Op("aten::to", l0 + 10, 20);
+      b.Op("aten::linear", l0 + 40, 150);
+      b.Op("aten::addmm", l0 + 50, 130);
+    }
+  }
+  auto s = Summarize(b.Text());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  std::vector<const OpNode*> outer;
+  for (const OpNode& n : s->ops) {
+    if (s->names.Get(n.name) == "aten::linear" && n.parent != kNoIndex &&
+        s->names.Get(s->ops[n.parent].name) == "DistributedDataParallel.forward") {
+      outer.push_back(&n);
+    }
+  }
+  ASSERT_EQ(outer.size(), 3u);  // three nodes, one instance each per step
+  for (const OpNode* n : outer) EXPECT_EQ(n->count, 2u);
 }
 
 TEST(CompareSummary, ATraceWithoutStepsIsRefusedWithAReason) {

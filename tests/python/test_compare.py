@@ -8,7 +8,11 @@ injected change first and give it a cost within 20 % of the step-time delta meas
 independently from the traces. Both allowances widen by the pair's own noise band (three
 standard errors of the step-time difference, from the runs' step-to-step variation): on a busy
 machine a difference cannot be told more precisely than that, and no assertion uses wall-clock
-time. Identical runs must show no difference beyond noise.
+time. They also widen by the difference in how long each side's training thread waited for a
+CPU per step (its run-queue wait, recorded by the workload): that time shows in the traces as
+time inside whichever operator happened to run, so no trace can give it to the change, and on a
+machine shared with other jobs it grows with the step (the longer side waits more). Identical
+runs must show no difference beyond noise.
 
 Recorded traces: HTA's trace-diff pair (control A100 vs test V100), H100 captures with an
 injected extra GEMM on rank 0, and bad inputs (a trace without steps, ranks in common with none,
@@ -104,6 +108,21 @@ def measured_delta(rank, base_file, new_file):
     return means[1] - means[0]
 
 
+def cpu_wait_delta(rank, pair_dir):
+    """NEW's mean run-queue wait per kept step minus BASE's (ns; 0 when the kernel has no
+    schedstat): time the training thread was runnable but not running."""
+    truth = json.loads((pair_dir / "truth.json").read_text())
+    wait = truth.get("runqueue_wait_ns") or {}
+    if not wait:
+        return 0.0
+    means = []
+    for side in ("base", "new"):
+        kept = [wait[str(n)] for n in truth[f"{side}_steps"]
+                if n not in rank["steps"][side]["dropped"] and str(n) in wait]
+        means.append(statistics.fmean(kept) if kept else 0.0)
+    return means[1] - means[0]
+
+
 def check_additivity(rank):
     """The differences plus the step-to-step variation add up to the step delta (ns rounding)."""
     total = sum(d["delta_ns"] for d in rank["differences"]) + rank["variation_ns"]
@@ -138,9 +157,12 @@ def test_the_injected_change_ranks_first_and_explains_the_delta(pairs, run_ranks
     assert injected, f"{pair}: no {cause} difference naming {text}: {[d['text'] for d in rank['differences'][:5]]}"
     change = injected[0]
     top = rank["differences"][0]
-    # First, unless another difference is larger only by less than the noise band.
-    assert abs(top["delta_ns"]) - abs(change["delta_ns"]) <= noise, (pair, top["text"], change["text"])
-    assert abs(change["delta_ns"] - measured) <= COST_TOLERANCE * abs(measured) + noise, (pair, change, measured, noise)
+    waiting = abs(cpu_wait_delta(rank, pairs / pair))
+    # First, unless another difference is larger only by less than the noise band (and the CPU
+    # wait, which lands in random operators).
+    assert abs(top["delta_ns"]) - abs(change["delta_ns"]) <= noise + waiting, (pair, top["text"], change["text"])
+    assert abs(change["delta_ns"] - measured) <= COST_TOLERANCE * abs(measured) + noise + waiting, \
+        (pair, change["text"], measured, noise, waiting)
     # A finding says it, in the shared findings type.
     kind = "compare_regression" if change["delta_ns"] > 0 else "compare_improvement"
     if change["beyond_noise"]:

@@ -17,7 +17,9 @@ from capture_helpers import Daemon, job_env, start_job, stop_job, torchrun, trac
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "docs" / "compare-schema.json").read_text())
 NPROC = 2
-FAULT_STEP = 60
+# Late enough that the healthy trace (asked for after step 5) is taken before it on an idle
+# machine too (steps of ~15-40 ms: the fault starts some 4-10 s in).
+FAULT_STEP = 250
 
 
 @pytest.fixture

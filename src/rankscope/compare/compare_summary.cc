@@ -207,6 +207,244 @@ void BuildCommRows(const RankSummary& r, const KeptSpans& kept, const std::vecto
   }
 }
 
+// The kept steps with their phase timelines, on the trace clock.
+struct KeptStep {
+  size_t w_index;  // index among the analysis window's steps (RankSummary::steps)
+  const ProfilerStep* step;
+};
+
+struct StepContext {
+  std::vector<KeptStep> kept;
+  KeptSpans spans;
+  std::vector<std::vector<PhasePiece>> phases;  // per window step
+
+  StepPhase PhaseAt(int kept_index, int64_t t) const {
+    return compare::PhaseAt(phases[kept[kept_index].w_index], t);
+  }
+};
+
+bool Selected(const SummaryOptions& options, size_t position) {
+  const auto pos = static_cast<int64_t>(position);
+  return !(options.first_step && pos < *options.first_step) && !(options.last_step && pos > *options.last_step);
+}
+
+// Picks the kept steps, records their numbers, durations and host phases in `out`, and builds
+// their phase timelines.
+StatusOr<StepContext> SelectSteps(const TraceModel& m, const RankSummary& r, const std::vector<ProfilerStep>& all_steps,
+                                  const std::vector<uint32_t>& order, const SummaryOptions& options,
+                                  CompareSummary* out) {
+  std::map<int64_t, size_t> step_index;
+  for (size_t i = 0; i < all_steps.size(); ++i) step_index.emplace(all_steps[i].number, i);
+  Window window;
+  window.mode = WindowMode::kSteps;
+  window.start = r.window_start_ns - r.time_origin_ns;
+  window.end = r.window_end_ns - r.time_origin_ns;
+  window.first_step_index = step_index.at(r.steps.front().number);
+  window.end_step_index = step_index.at(r.steps.back().number) + 1;
+
+  StepContext ctx;
+  const std::vector<bool> kept = KeptSteps(r.steps, options);
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    if (!kept[i]) {
+      if (Selected(options, i)) out->steps.dropped.push_back(r.steps[i].number);
+      continue;
+    }
+    ctx.kept.push_back({i, &all_steps[step_index.at(r.steps[i].number)]});
+    out->steps.numbers.push_back(r.steps[i].number);
+    out->steps.durations.push_back(r.steps[i].duration_ns());
+    for (int p = 0; p < kNumStepPhases; ++p) out->breakdown.phase_ns[p] += static_cast<double>(r.steps[i].cpu_phase_ns[p]);
+  }
+  if (ctx.kept.empty()) {
+    return InvalidArgument("{}: no profiler step at positions {}..{} (the trace has {} steps)", m.path,
+                           options.first_step.value_or(0), options.last_step ? fmt::format("{}", *options.last_step) : "",
+                           r.steps.size());
+  }
+  for (const KeptStep& k : ctx.kept) ctx.spans.spans.emplace_back(k.step->start, k.step->end);
+  ctx.phases = StepPhaseTimelines(m, order, all_steps, window);
+  return ctx;
+}
+
+// The operator template of the kept steps, their modules, and which forward op each backward op
+// belongs to.
+void BuildTrees(const TraceModel& m, const StepContext& ctx, const std::vector<uint32_t>& order, OpTreeBuilder& ops,
+                CompareSummary* out) {
+  ModuleTreeBuilder modules(m, out);
+  for (uint32_t k = 0; k < ctx.kept.size(); ++k) {
+    const ProfilerStep& st = *ctx.kept[k].step;
+    ops.AddStep(k, st.start, st.end, st.track, order, ctx.phases[ctx.kept[k].w_index]);
+    modules.AddStep(st.start, st.end, order);
+  }
+  out->folded_instances = ops.folded();
+  if (out->modules.size() == 1) out->modules.clear();
+  if (!out->modules.empty()) LinkModules(ops, modules, out);
+  LinkBackward(m, ops, out);
+}
+
+// Classifies GPU activities (who launched them, their class, their collective instance) and adds
+// those of the kept steps to their operators and to the kernel rows. Returns the longest activity.
+class ActivityPass {
+ public:
+  ActivityPass(const TraceModel& m, const RankSummary& r, const OpTreeBuilder& ops, const StepContext& ctx,
+               const SummaryOptions& options, CompareSummary* out)
+      : m_(m), ops_(ops), ctx_(ctx), options_(options), out_(out) {
+    for (uint32_t k = 0; k < r.collectives.size(); ++k) {
+      if (r.collectives[k].stream >= 0) gpu_collectives_.emplace_back(r.collectives[k].start_ns, r.collectives[k].stream, k);
+    }
+    std::sort(gpu_collectives_.begin(), gpu_collectives_.end());
+  }
+
+  int64_t Run(const std::vector<GpuActivity>& acts, std::vector<ActivityFacts>* facts) {
+    facts->assign(acts.size(), ActivityFacts{});
+    int64_t longest = 0;
+    for (size_t i = 0; i < acts.size(); ++i) {
+      longest = std::max(longest, acts[i].end - acts[i].start);
+      const int step = Classify(acts[i], &(*facts)[i]);
+      if (step >= 0) Add(acts[i], (*facts)[i]);  // else launched outside the kept steps
+    }
+    return longest;
+  }
+
+ private:
+  // Fills the facts; returns the kept step the activity was launched in, or -1.
+  int Classify(const GpuActivity& a, ActivityFacts* f) {
+    const SliceTable& s = m_.slices;
+    uint32_t node = kNoIndex;
+    int step = -1;
+    StepPhase phase = StepPhase::kOther;
+    if (a.launch != kNoSlice) {
+      const uint32_t inst = ops_.InstanceAt(s.track[a.launch], s.ts[a.launch]);
+      if (inst != kNoIndex) node = ops_.instance(inst).node;
+      step = ctx_.spans.Find(s.ts[a.launch]);
+      if (step >= 0) phase = ctx_.PhaseAt(step, s.ts[a.launch]);
+    } else {
+      step = ctx_.spans.Find(a.start);
+    }
+    f->node = node;
+    f->cls = ClassOf(a, node == kNoIndex ? 0 : out_->ops[node].name, phase);
+    if (a.cls == ActivityClass::kCommunication) f->collective = CollectiveOf(a);
+    return step;
+  }
+
+  KernelClass ClassOf(const GpuActivity& a, uint32_t op_name, StepPhase phase) {
+    const SliceTable& s = m_.slices;
+    const uint64_t key = (static_cast<uint64_t>(s.name[a.slice]) << 32) ^ (static_cast<uint64_t>(op_name) << 4) ^
+                         (static_cast<uint64_t>(phase) << 1) ^ static_cast<uint64_t>(a.cls);
+    auto [memo, inserted] = class_memo_.try_emplace(key, KernelClass::kElementwise);
+    if (inserted) {
+      memo->second = ClassifyActivity(a.cls, s.kind[a.slice] == ActivityKind::kDeviceMemset,
+                                      {m_.Str(s.name[a.slice]), op_name ? std::string_view(out_->names.Get(op_name)) : "",
+                                       phase == StepPhase::kBackward, phase == StepPhase::kOptimizer});
+    }
+    return memo->second;
+  }
+
+  // The GPU collective instance that starts with this kernel on its stream.
+  uint32_t CollectiveOf(const GpuActivity& a) const {
+    const int64_t start = m_.AbsoluteNs(a.start);
+    auto it = std::lower_bound(gpu_collectives_.begin(), gpu_collectives_.end(), std::make_tuple(start, a.stream, 0u));
+    if (it != gpu_collectives_.end() && std::get<0>(*it) == start && std::get<1>(*it) == a.stream) return std::get<2>(*it);
+    return kNoIndex;
+  }
+
+  void Add(const GpuActivity& a, const ActivityFacts& f) {
+    const uint32_t kname = out_->names.Intern(m_.Str(m_.slices.name[a.slice]));
+    if (f.node != kNoIndex) {
+      OpNode& n = out_->ops[f.node];
+      ++n.launches;
+      n.device_ns += a.end - a.start;
+      AddKernelUse(n, kname, f.cls, a.end - a.start, options_.max_kernels_per_node);
+    }
+    auto [row, fresh] = kernel_rows_.try_emplace(kname, out_->kernels.size());
+    if (fresh) out_->kernels.push_back({kname, f.cls, 0, 0});
+    ++out_->kernels[row->second].count;
+    out_->kernels[row->second].ns += a.end - a.start;
+  }
+
+  const TraceModel& m_;
+  const OpTreeBuilder& ops_;
+  const StepContext& ctx_;
+  const SummaryOptions& options_;
+  CompareSummary* out_;
+  std::vector<std::tuple<int64_t, int32_t, uint32_t>> gpu_collectives_;  // (absolute start, stream, index)
+  std::unordered_map<uint64_t, KernelClass> class_memo_;
+  std::unordered_map<uint32_t, size_t> kernel_rows_;  // NameTable id -> out->kernels index
+};
+
+// Splits every kept step's time between GPU work, operators, collectives and gaps (see
+// step_attribution.h), then builds the communication rows with the exposed time it found.
+void AttributeSteps(const TraceModel& m, const RankSummary& r, const OpTreeBuilder& ops, const StepContext& ctx,
+                    const std::vector<GpuActivity>& acts, const std::vector<ActivityFacts>& facts,
+                    int64_t longest_activity, const SummaryOptions& options, CompareSummary* out) {
+  AttributionInputs in;
+  in.model = &m;
+  in.ops = &ops;
+  in.activities = &acts;
+  in.facts = &facts;
+  const std::vector<uint32_t> comm_tracks = CollectiveTracks(m);
+  for (uint32_t track : ops.tracks()) {
+    if (!std::binary_search(comm_tracks.begin(), comm_tracks.end(), track)) in.training_tracks.push_back(track);
+  }
+  for (uint32_t k = 0; k < r.collectives.size(); ++k) {
+    const CollectiveInstance& c = r.collectives[k];
+    if (c.stream >= 0 || r.collective_types[c.type].on_gpu) continue;
+    in.cpu_collectives.push_back({c.start_ns - r.time_origin_ns, c.end_ns - r.time_origin_ns, k});
+    longest_activity = std::max(longest_activity, c.end_ns - c.start_ns);
+  }
+  std::sort(in.cpu_collectives.begin(), in.cpu_collectives.end(),
+            [](const CpuCollective& a, const CpuCollective& b) { return a.start < b.start; });
+  in.max_activity_ns = longest_activity;
+  const size_t kept_count = ctx.kept.size();
+  if (out->ops.size() * kept_count <= options.max_step_cells) {
+    out->op_step_cells.assign(out->ops.size() * kept_count, 0.0f);
+    out->gap_step_cells.assign(kNumStepPhases * kept_count, 0.0f);
+    out->unlinked_step_cells.assign(kNumKernelClasses * kept_count, 0.0f);
+  }
+  std::vector<double> collective_exposed(r.collectives.size(), 0.0);
+  for (uint32_t k = 0; k < kept_count; ++k) {
+    const ProfilerStep& st = *ctx.kept[k].step;
+    AttributeStep(in, {k, st.start, st.end, st.track, &ctx.phases[ctx.kept[k].w_index]}, out, &collective_exposed);
+  }
+  BuildCommRows(r, ctx.spans, collective_exposed, out);
+}
+
+// Memory events of the kept steps, added to the operator they happened in.
+void AddMemoryEvents(const TraceModel& m, const OpTreeBuilder& ops, const KeptSpans& spans, CompareSummary* out) {
+  for (const MemoryEvent& e : m.memory) {
+    if (spans.Find(e.ts) < 0) continue;
+    out->has_memory = true;
+    const uint32_t inst = ops.InstanceAt(e.track, e.ts);
+    if (inst == kNoIndex) continue;
+    OpNode& n = out->ops[ops.instance(inst).node];
+    ++n.allocs;
+    if (e.bytes > 0) n.alloc_bytes += e.bytes;
+    if (e.bytes < 0) n.freed_bytes -= e.bytes;
+    n.peak_allocated = std::max(n.peak_allocated, e.total_allocated);
+  }
+}
+
+// Kernel names: the heaviest kept, the rest summed.
+void TrimKernelNames(size_t max_names, CompareSummary* out) {
+  std::sort(out->kernels.begin(), out->kernels.end(), [](const KernelRow& a, const KernelRow& b) { return a.ns > b.ns; });
+  if (out->kernels.size() <= max_names) return;
+  for (size_t k = max_names; k < out->kernels.size(); ++k) {
+    out->other_kernels.count += out->kernels[k].count;
+    out->other_kernels.ns += out->kernels[k].ns;
+  }
+  out->kernels.resize(max_names);
+}
+
+void AddWarnings(const SummaryOptions& options, CompareSummary* out) {
+  if (out->folded_instances > 0) {
+    out->warnings.push_back(fmt::format(
+        "{} operator instances beyond the first {} template nodes were folded into their parents", out->folded_instances,
+        options.max_nodes));
+  }
+  if (!out->steps.dropped.empty()) {
+    out->warnings.push_back(fmt::format("{} of {} steps left out as slow outliers (steps {})", out->steps.dropped.size(),
+                                        out->steps.dropped.size() + out->steps.kept(), fmt::join(out->steps.dropped, ", ")));
+  }
+}
+
 }  // namespace
 
 std::string SizeBucketLabel(int bucket) {
@@ -237,186 +475,28 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSumm
   }
   CompareSummary out;
   const std::vector<ProfilerStep> all_steps = intermediates ? std::move(intermediates->steps) : FindProfilerSteps(m);
-  std::map<int64_t, size_t> step_index;
-  for (size_t i = 0; i < all_steps.size(); ++i) step_index.emplace(all_steps[i].number, i);
-  Window window;
-  window.mode = WindowMode::kSteps;
-  window.start = r.window_start_ns - r.time_origin_ns;
-  window.end = r.window_end_ns - r.time_origin_ns;
-  window.first_step_index = step_index.at(r.steps.front().number);
-  window.end_step_index = step_index.at(r.steps.back().number) + 1;
-
   const std::vector<uint32_t> order = intermediates ? std::move(intermediates->order) : SlicesByStart(m);
-  const std::vector<std::vector<PhasePiece>> phases = StepPhaseTimelines(m, order, all_steps, window);
-  const std::vector<bool> kept = KeptSteps(r.steps, options);
-  struct Kept {
-    size_t w_index;  // index among W's steps
-    const ProfilerStep* step;
-  };
-  std::vector<Kept> kept_steps;
-  for (size_t i = 0; i < r.steps.size(); ++i) {
-    const auto pos = static_cast<int64_t>(i);
-    const bool selected = !(options.first_step && pos < *options.first_step) && !(options.last_step && pos > *options.last_step);
-    if (!kept[i]) {
-      if (selected) out.steps.dropped.push_back(r.steps[i].number);
-      continue;
-    }
-    kept_steps.push_back({i, &all_steps[step_index.at(r.steps[i].number)]});
-    out.steps.numbers.push_back(r.steps[i].number);
-    out.steps.durations.push_back(r.steps[i].duration_ns());
-    for (int p = 0; p < kNumStepPhases; ++p) out.breakdown.phase_ns[p] += static_cast<double>(r.steps[i].cpu_phase_ns[p]);
-  }
-  if (kept_steps.empty()) {
-    return InvalidArgument("{}: no profiler step at positions {}..{} (the trace has {} steps)", m.path,
-                           options.first_step.value_or(0), options.last_step ? fmt::format("{}", *options.last_step) : "",
-                           r.steps.size());
-  }
-  KeptSpans spans;
-  for (const Kept& k : kept_steps) spans.spans.emplace_back(k.step->start, k.step->end);
+  StatusOr<StepContext> ctx = SelectSteps(m, r, all_steps, order, options, &out);
+  if (!ctx.ok()) return ctx.status();
 
-  // Operators and modules.
   OpTreeBuilder ops(m, &out, options.max_nodes);
-  ModuleTreeBuilder modules(m, &out);
-  for (uint32_t k = 0; k < kept_steps.size(); ++k) {
-    const ProfilerStep& st = *kept_steps[k].step;
-    ops.AddStep(k, st.start, st.end, st.track, order, phases[kept_steps[k].w_index]);
-    modules.AddStep(st.start, st.end, order);
-  }
-  out.folded_instances = ops.folded();
-  if (out.modules.size() == 1) out.modules.clear();
-  if (!out.modules.empty()) LinkModules(ops, modules, &out);
-  LinkBackward(m, ops, &out);
+  BuildTrees(m, *ctx, order, ops, &out);
 
-  // GPU activities: who launched them, their class, their collective instance.
-  static const CommPatterns kNoPatterns;
   std::vector<GpuActivity> acts;
   if (intermediates) {
     acts = std::move(intermediates->activities);
   } else {
+    static const CommPatterns kNoPatterns;
     ActivityClassifier classifier(m, patterns ? *patterns : kNoPatterns);
     acts = CollectGpuActivities(m, classifier);
   }
-  std::vector<ActivityFacts> facts(acts.size());
-  std::vector<std::tuple<int64_t, int32_t, uint32_t>> gpu_collectives;  // (absolute start, stream, index)
-  for (uint32_t k = 0; k < r.collectives.size(); ++k) {
-    if (r.collectives[k].stream >= 0) gpu_collectives.emplace_back(r.collectives[k].start_ns, r.collectives[k].stream, k);
-  }
-  std::sort(gpu_collectives.begin(), gpu_collectives.end());
-  std::unordered_map<uint64_t, KernelClass> class_memo;
-  std::unordered_map<uint32_t, size_t> kernel_rows;  // NameTable id -> out.kernels index
-  int64_t max_activity = 0;
-  for (size_t i = 0; i < acts.size(); ++i) {
-    const GpuActivity& a = acts[i];
-    max_activity = std::max(max_activity, a.end - a.start);
-    const SliceTable& s = m.slices;
-    uint32_t node = kNoIndex;
-    int step = -1;
-    StepPhase phase = StepPhase::kOther;
-    if (a.launch != kNoSlice) {
-      const uint32_t inst = ops.InstanceAt(s.track[a.launch], s.ts[a.launch]);
-      if (inst != kNoIndex) node = ops.instance(inst).node;
-      step = spans.Find(s.ts[a.launch]);
-      if (step >= 0) phase = PhaseAt(phases[kept_steps[step].w_index], s.ts[a.launch]);
-    } else {
-      step = spans.Find(a.start);
-    }
-    facts[i].node = node;
-    const uint32_t op_name = node == kNoIndex ? 0 : out.ops[node].name;
-    const bool memset = s.kind[a.slice] == ActivityKind::kDeviceMemset;
-    const uint64_t key = (static_cast<uint64_t>(s.name[a.slice]) << 32) ^ (static_cast<uint64_t>(op_name) << 4) ^
-                         (static_cast<uint64_t>(phase) << 1) ^ static_cast<uint64_t>(a.cls);
-    auto [memo, inserted] = class_memo.try_emplace(key, KernelClass::kElementwise);
-    if (inserted) {
-      memo->second = ClassifyActivity(a.cls, memset,
-                                      {m.Str(s.name[a.slice]), op_name ? std::string_view(out.names.Get(op_name)) : "",
-                                       phase == StepPhase::kBackward, phase == StepPhase::kOptimizer});
-    }
-    facts[i].cls = memo->second;
-    if (a.cls == ActivityClass::kCommunication) {
-      auto it = std::lower_bound(gpu_collectives.begin(), gpu_collectives.end(),
-                                 std::make_tuple(m.AbsoluteNs(a.start), a.stream, 0u));
-      if (it != gpu_collectives.end() && std::get<0>(*it) == m.AbsoluteNs(a.start) && std::get<1>(*it) == a.stream) {
-        facts[i].collective = std::get<2>(*it);
-      }
-    }
-    if (step < 0) continue;  // launched outside the kept steps
-    const uint32_t kname = out.names.Intern(m.Str(s.name[a.slice]));
-    if (node != kNoIndex) {
-      OpNode& n = out.ops[node];
-      ++n.launches;
-      n.device_ns += a.end - a.start;
-      AddKernelUse(n, kname, facts[i].cls, a.end - a.start, options.max_kernels_per_node);
-    }
-    auto [row, fresh] = kernel_rows.try_emplace(kname, out.kernels.size());
-    if (fresh) out.kernels.push_back({kname, facts[i].cls, 0, 0});
-    ++out.kernels[row->second].count;
-    out.kernels[row->second].ns += a.end - a.start;
-  }
-
-  // Attribution, step by step.
-  AttributionInputs in;
-  in.model = &m;
-  in.ops = &ops;
-  in.activities = &acts;
-  in.facts = &facts;
-  const std::vector<uint32_t> comm_tracks = CollectiveTracks(m);
-  for (uint32_t track : ops.tracks()) {
-    if (!std::binary_search(comm_tracks.begin(), comm_tracks.end(), track)) in.training_tracks.push_back(track);
-  }
-  for (uint32_t k = 0; k < r.collectives.size(); ++k) {
-    const CollectiveInstance& c = r.collectives[k];
-    if (c.stream >= 0 || r.collective_types[c.type].on_gpu) continue;
-    in.cpu_collectives.push_back({c.start_ns - r.time_origin_ns, c.end_ns - r.time_origin_ns, k});
-    max_activity = std::max(max_activity, c.end_ns - c.start_ns);
-  }
-  std::sort(in.cpu_collectives.begin(), in.cpu_collectives.end(),
-            [](const CpuCollective& a, const CpuCollective& b) { return a.start < b.start; });
-  in.max_activity_ns = max_activity;
-  const size_t kept_count = kept_steps.size();
-  if (out.ops.size() * kept_count <= options.max_step_cells) {
-    out.op_step_cells.assign(out.ops.size() * kept_count, 0.0f);
-    out.gap_step_cells.assign(kNumStepPhases * kept_count, 0.0f);
-    out.unlinked_step_cells.assign(kNumKernelClasses * kept_count, 0.0f);
-  }
-  std::vector<double> collective_exposed(r.collectives.size(), 0.0);
-  for (uint32_t k = 0; k < kept_steps.size(); ++k) {
-    const ProfilerStep& st = *kept_steps[k].step;
-    AttributeStep(in, {k, st.start, st.end, st.track, &phases[kept_steps[k].w_index]}, &out, &collective_exposed);
-  }
-  BuildCommRows(r, spans, collective_exposed, &out);
-
-  // Memory events inside operators.
-  for (const MemoryEvent& e : m.memory) {
-    if (spans.Find(e.ts) < 0) continue;
-    out.has_memory = true;
-    const uint32_t inst = ops.InstanceAt(e.track, e.ts);
-    if (inst == kNoIndex) continue;
-    OpNode& n = out.ops[ops.instance(inst).node];
-    ++n.allocs;
-    if (e.bytes > 0) n.alloc_bytes += e.bytes;
-    if (e.bytes < 0) n.freed_bytes -= e.bytes;
-    n.peak_allocated = std::max(n.peak_allocated, e.total_allocated);
-  }
-
-  // Kernel names: the heaviest kept, the rest summed.
-  std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelRow& a, const KernelRow& b) { return a.ns > b.ns; });
-  if (out.kernels.size() > options.max_kernel_names) {
-    for (size_t k = options.max_kernel_names; k < out.kernels.size(); ++k) {
-      out.other_kernels.count += out.kernels[k].count;
-      out.other_kernels.ns += out.kernels[k].ns;
-    }
-    out.kernels.resize(options.max_kernel_names);
-  }
+  std::vector<ActivityFacts> facts;
+  const int64_t longest = ActivityPass(m, r, ops, *ctx, options, &out).Run(acts, &facts);
+  AttributeSteps(m, r, ops, *ctx, acts, facts, longest, options, &out);
+  AddMemoryEvents(m, ops, ctx->spans, &out);
+  TrimKernelNames(options.max_kernel_names, &out);
   FinishTotals(&out);
-  if (out.folded_instances > 0) {
-    out.warnings.push_back(fmt::format(
-        "{} operator instances beyond the first {} template nodes were folded into their parents", out.folded_instances,
-        options.max_nodes));
-  }
-  if (!out.steps.dropped.empty()) {
-    out.warnings.push_back(fmt::format("{} of {} steps left out as slow outliers (steps {})", out.steps.dropped.size(),
-                                       out.steps.dropped.size() + out.steps.kept(), fmt::join(out.steps.dropped, ", ")));
-  }
+  AddWarnings(options, &out);
   out.rank = {r.path, r.rank.rank, r.has_gpu, r.device_names, r.memory.devices, r.warnings};
   out.build_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
   return out;

@@ -462,6 +462,63 @@ std::string_view ShapeTypes(std::string_view shapes) {
   return bar == std::string_view::npos ? std::string_view() : shapes.substr(bar + 1);
 }
 
+namespace {
+
+// One difference out of several same-work differences: their sums, the largest as parts.
+Difference SumOf(const std::vector<Difference>& diffs, const std::vector<size_t>& which) {
+  Difference many;
+  many.cause = Cause::kManySmall;
+  many.subject = fmt::format("{} modules/operators, each within noise", which.size());
+  many.subject_kind = "operators";
+  std::vector<DiffPart> parts;
+  for (size_t i : which) {
+    const Difference& d = diffs[i];
+    many.base_ns += d.base_ns;
+    many.new_ns += d.new_ns;
+    many.base_host_ns += d.base_host_ns;
+    many.new_host_ns += d.new_host_ns;
+    many.cells += d.cells;
+    parts.push_back({d.subject, d.base_ns, d.new_ns});
+  }
+  std::sort(parts.begin(), parts.end(), [](const DiffPart& a, const DiffPart& b) {
+    return std::fabs(a.new_ns - a.base_ns) > std::fabs(b.new_ns - b.base_ns);
+  });
+  if (parts.size() > 8) parts.resize(8);
+  many.parts = std::move(parts);
+  return many;
+}
+
+// Same-work differences each within noise.
+struct SmallDifferences {
+  std::vector<size_t> index;  // into the differences
+  std::vector<StepSums> steps;
+  double sum = 0;
+};
+
+// Many same-work differences, each within noise, that together exceed it become one difference
+// (unless the typical step of their sum is within noise after all).
+void MergeSmall(const SmallDifferences& small, bool robust, size_t base_steps, size_t new_steps, double noise_ns,
+                std::vector<Difference>* diffs) {
+  if (small.index.size() <= 1 || std::fabs(small.sum) <= noise_ns) return;
+  Difference many = SumOf(*diffs, small.index);
+  if (robust) {  // the typical step of their sum, like any other group
+    Item merged;
+    merged.d = many;
+    for (const StepSums& st : small.steps) Merge(st, &merged.steps);
+    Robust(merged, base_steps, new_steps);
+    many.base_ns = merged.d.base_ns, many.new_ns = merged.d.new_ns;
+    many.base_host_ns = merged.d.base_host_ns, many.new_host_ns = merged.d.new_host_ns;
+  }
+  many.beyond_noise = std::fabs(many.delta_ns()) > noise_ns;
+  if (!many.beyond_noise) return;
+  for (size_t k = small.index.size(); k-- > 0;) {
+    diffs->erase(diffs->begin() + static_cast<std::ptrdiff_t>(small.index[k]));
+  }
+  diffs->push_back(std::move(many));
+}
+
+}  // namespace
+
 AttributionResult AttributeDelta(const CompareSummary& base, const CompareSummary& neu, const TreeAlignment& ops,
                                  double noise_ns, size_t max_differences) {
   Grouper g(base, neu, ops);
@@ -469,9 +526,7 @@ AttributionResult AttributeDelta(const CompareSummary& base, const CompareSummar
   AttributionResult r;
   r.aligned_share = g.aligned_share();
   std::vector<Difference> diffs;
-  std::vector<size_t> small_same_work;
-  double small_sum = 0;
-  std::vector<StepSums> small_steps;
+  SmallDifferences small;
   for (Item& it : g.items()) {
     if (it.d.cells == 0) continue;
     if (g.robust()) Robust(it, base.steps.kept(), neu.steps.kept());
@@ -479,59 +534,20 @@ AttributionResult AttributeDelta(const CompareSummary& base, const CompareSummar
     Difference d = Finish(it);
     d.beyond_noise = std::fabs(d.delta_ns()) > noise_ns;
     if (d.cause == Cause::kSameWork && !d.beyond_noise) {
-      small_same_work.push_back(diffs.size());
-      small_sum += d.delta_ns();
-      small_steps.push_back(steps);
+      small.index.push_back(diffs.size());
+      small.sum += d.delta_ns();
+      small.steps.push_back(steps);
     }
     diffs.push_back(std::move(d));
   }
-  // Many same-work differences, each within noise, that together exceed it: one difference.
-  if (small_same_work.size() > 1 && std::fabs(small_sum) > noise_ns) {
-    std::vector<Difference> kept_small;  // put back if their typical sum is within noise after all
-    for (size_t i : small_same_work) kept_small.push_back(diffs[i]);
-    Difference many;
-    many.cause = Cause::kManySmall;
-    many.subject = fmt::format("{} modules/operators, each within noise", small_same_work.size());
-    many.subject_kind = "operators";
-    std::vector<DiffPart> parts;
-    for (size_t i : small_same_work) {
-      const Difference& d = diffs[i];
-      many.base_ns += d.base_ns;
-      many.new_ns += d.new_ns;
-      many.base_host_ns += d.base_host_ns;
-      many.new_host_ns += d.new_host_ns;
-      many.cells += d.cells;
-      parts.push_back({d.subject, d.base_ns, d.new_ns});
-    }
-    std::sort(parts.begin(), parts.end(), [](const DiffPart& a, const DiffPart& b) {
-      return std::fabs(a.new_ns - a.base_ns) > std::fabs(b.new_ns - b.base_ns);
-    });
-    if (parts.size() > 8) parts.resize(8);
-    many.parts = std::move(parts);
-    if (g.robust()) {  // the typical step of their sum, like any other group
-      StepSums sum;
-      for (const StepSums& st : small_steps) Merge(st, &sum);
-      Item merged;
-      merged.d = many;
-      merged.steps = sum;
-      Robust(merged, base.steps.kept(), neu.steps.kept());
-      many.base_ns = merged.d.base_ns, many.new_ns = merged.d.new_ns;
-      many.base_host_ns = merged.d.base_host_ns, many.new_host_ns = merged.d.new_host_ns;
-    }
-    many.beyond_noise = std::fabs(many.delta_ns()) > noise_ns;
-    for (size_t k = small_same_work.size(); k-- > 0;) diffs.erase(diffs.begin() + static_cast<std::ptrdiff_t>(small_same_work[k]));
-    if (many.beyond_noise) diffs.push_back(std::move(many));
-    else diffs.insert(diffs.end(), kept_small.begin(), kept_small.end());
-  }
+  MergeSmall(small, g.robust(), base.steps.kept(), neu.steps.kept(), noise_ns, &diffs);
   std::stable_sort(diffs.begin(), diffs.end(), [](const Difference& a, const Difference& b) {
     return std::fabs(a.delta_ns()) > std::fabs(b.delta_ns());
   });
-  double total = 0;
   for (const Difference& d : diffs) {
-    total += d.delta_ns();
+    r.differences_total_ns += d.delta_ns();
     if (d.beyond_noise) r.explained_ns += d.delta_ns();
   }
-  r.differences_total_ns = total;
   if (diffs.size() > max_differences) diffs.resize(max_differences);
   r.differences = std::move(diffs);
   return r;

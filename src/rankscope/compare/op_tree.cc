@@ -162,79 +162,96 @@ void OpTreeBuilder::AddStep(uint32_t step, int64_t start, int64_t end, uint32_t 
   }
 }
 
+uint32_t OpTreeBuilder::NameOfSlice(StringId sid) {
+  if (name_of_slice_name_[sid] == 0) name_of_slice_name_[sid] = out_->names.Intern(m_.Str(sid)) + 1;
+  return name_of_slice_name_[sid] - 1;
+}
+
+uint32_t OpTreeBuilder::Occurrence(uint32_t name, const std::vector<Frame>& stack) {
+  if (name >= seen_.size()) seen_.resize(out_->names.size() + 64);
+  Seen& seen = seen_[name];
+  const Frame& parent = stack.back();
+  if (seen.frame != parent.uid) {
+    const auto depth = static_cast<uint32_t>(stack.size() - 1);
+    if (seen.count > 0 && seen.depth < depth && stack[seen.depth].uid == seen.frame) {
+      shadowed_.push_back({depth, name, seen});  // an open ancestor's count
+    }
+    seen = {parent.uid, 0, depth};
+  }
+  return seen.count++;
+}
+
+void OpTreeBuilder::OpenInstance(uint32_t step, uint32_t track, uint32_t slice, const std::vector<PhasePiece>& phases,
+                                 std::vector<Frame>& stack, Frame* frame) {
+  const SliceTable& s = m_.slices;
+  const uint32_t name = NameOfSlice(s.name[slice]);
+  const uint32_t occurrence = Occurrence(name, stack);
+  Frame& parent = stack.back();
+  const auto depth = static_cast<uint16_t>(stack.size() + 1);
+  bool created;
+  const uint32_t node = NodeFor(parent.node, name, occurrence, parent.children++, depth, &created);
+  if (node == kNoIndex) {
+    frame->folded = true;
+    return;
+  }
+  const bool cpu_op = s.kind[slice] == ActivityKind::kHostOp;
+  OpNode& n = out_->ops[node];
+  const uint32_t shapes = ShapesOf(slice);
+  if (n.count == 0) {
+    n.kind = cpu_op ? OpKind::kCpuOp : OpKind::kAnnotation;
+    n.phase = PhaseAt(phases, frame->start);
+    n.shapes = shapes;
+  } else if (shapes != n.shapes) {
+    n.shapes_vary = true;
+  }
+  ++n.count;
+  n.host_ns += frame->end - frame->start;
+  frame->node = node;
+  frame->in_cpu_op = cpu_op || parent.in_cpu_op;
+  frame->instance = static_cast<uint32_t>(instances_.size());
+  instances_.push_back({frame->start, frame->end, node, parent.instance, track, step, cpu_op, frame->in_cpu_op});
+  slices_.push_back(slice);
+}
+
+// Self time = duration - children (clipped); a folded child's time stays in its parent's self time.
+void OpTreeBuilder::CloseFrame(std::vector<Frame>& stack) {
+  const auto depth = static_cast<uint32_t>(stack.size() - 1);
+  while (!shadowed_.empty() && shadowed_.back().depth == depth) {
+    seen_[shadowed_.back().name] = shadowed_.back().seen;
+    shadowed_.pop_back();
+  }
+  Frame f = std::move(stack.back());
+  stack.pop_back();
+  const int64_t dur = f.end - f.start;
+  if (!f.folded) out_->ops[f.node].self_ns += dur - std::min(f.children_ns, dur);
+  Frame& parent = stack.back();
+  if (stack.size() > 1 && !f.folded) {
+    parent.children_ns += std::max<int64_t>(0, std::min(f.end, parent.end) - std::max(f.start, parent.start));
+  }
+}
+
 void OpTreeBuilder::AddTrack(uint32_t step, uint32_t track, uint32_t root, std::vector<uint32_t>& slices,
                              const std::vector<PhasePiece>& phases) {
-  struct Frame {
-    uint32_t instance;  // kNoIndex for the root and for folded instances
-    uint32_t node;
-    int64_t start, end;
-    int64_t children_ns = 0;  // Σ of its children's durations clipped to it
-    bool folded = false;
-    bool in_cpu_op = false;
-    uint64_t uid = 0;          // for seen_
-    uint32_t children = 0;     // child instances so far
-  };
   const SliceTable& s = m_.slices;
   std::vector<Frame> stack;
   stack.push_back({kNoIndex, root, INT64_MIN, INT64_MAX});
   stack.back().uid = next_frame_++;
   std::vector<uint32_t>& index = by_track_[track];
   if (index.empty()) tracks_.push_back(track);
-  auto pop = [&]() {
-    Frame f = std::move(stack.back());
-    stack.pop_back();
-    const int64_t dur = f.end - f.start;
-    if (!f.folded) out_->ops[f.node].self_ns += dur - std::min(f.children_ns, dur);
-    Frame& parent = stack.back();
-    if (stack.size() > 1 && !f.folded) {  // a folded child's time stays in its parent's self time
-      parent.children_ns += std::max<int64_t>(0, std::min(f.end, parent.end) - std::max(f.start, parent.start));
-    }
-  };
   for (const uint32_t i : slices) {
     const int64_t ts = s.ts[i], te = ts + s.dur[i];
-    while (stack.size() > 1 && stack.back().end <= ts) pop();
+    while (stack.size() > 1 && stack.back().end <= ts) CloseFrame(stack);
     Frame& parent = stack.back();
     Frame frame{kNoIndex, parent.node, ts, te};
     frame.folded = parent.folded;
-    if (!frame.folded) {
-      const StringId sid = s.name[i];
-      if (name_of_slice_name_[sid] == 0) name_of_slice_name_[sid] = out_->names.Intern(m_.Str(sid)) + 1;
-      const uint32_t name = name_of_slice_name_[sid] - 1;
-      if (name >= seen_.size()) seen_.resize(out_->names.size() + 64);
-      Seen& seen = seen_[name];
-      if (seen.frame != parent.uid) seen = {parent.uid, 0};
-      const uint32_t occurrence = seen.count++;
-      bool created;
-      const uint32_t node = NodeFor(parent.node, name, occurrence, parent.children++,
-                                    static_cast<uint16_t>(stack.size() + 1), &created);
-      if (node == kNoIndex) {
-        frame.folded = true;
-      } else {
-        const bool cpu_op = s.kind[i] == ActivityKind::kHostOp;
-        OpNode& n = out_->ops[node];
-        const uint32_t shapes = ShapesOf(i);
-        if (n.count == 0) {
-          n.kind = cpu_op ? OpKind::kCpuOp : OpKind::kAnnotation;
-          n.phase = PhaseAt(phases, ts);
-          n.shapes = shapes;
-        } else if (shapes != n.shapes) {
-          n.shapes_vary = true;
-        }
-        ++n.count;
-        n.host_ns += te - ts;
-        frame.node = node;
-        frame.in_cpu_op = cpu_op || parent.in_cpu_op;
-        frame.instance = static_cast<uint32_t>(instances_.size());
-        instances_.push_back({ts, te, node, parent.instance, track, step, cpu_op, frame.in_cpu_op});
-        slices_.push_back(i);
-        index.push_back(frame.instance);
-      }
-    }
+    if (!frame.folded) OpenInstance(step, track, i, phases, stack, &frame);
+    if (frame.instance != kNoIndex) index.push_back(frame.instance);
     if (frame.folded) ++folded_;
     frame.uid = next_frame_++;
     stack.push_back(std::move(frame));
   }
-  while (stack.size() > 1) pop();
+  while (stack.size() > 1) CloseFrame(stack);
+  shadowed_.clear();  // the root's
 }
 
 const std::vector<uint32_t>& OpTreeBuilder::TrackInstances(uint32_t track) const {

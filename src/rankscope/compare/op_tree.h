@@ -67,6 +67,24 @@ class OpTreeBuilder {
                    bool* created);
   void AddTrack(uint32_t step, uint32_t track, uint32_t root, std::vector<uint32_t>& slices,
                 const std::vector<PhasePiece>& phases);
+  // An open instance while a thread's slices are walked.
+  struct Frame {
+    uint32_t instance;  // kNoIndex for the root and for folded instances
+    uint32_t node;
+    int64_t start, end;
+    int64_t children_ns = 0;  // sum of its children's durations clipped to it
+    bool folded = false;
+    bool in_cpu_op = false;
+    uint64_t uid = 0;       // for seen_
+    uint32_t children = 0;  // child instances so far
+  };
+  uint32_t NameOfSlice(StringId name);
+  // Makes `frame` (slice `slice` under `parent`, at `depth`) an instance of its template node;
+  // leaves it folded when the template is full.
+  void OpenInstance(uint32_t step, uint32_t track, uint32_t slice, const std::vector<PhasePiece>& phases,
+                    std::vector<Frame>& stack, Frame* frame);
+  uint32_t Occurrence(uint32_t name, const std::vector<Frame>& stack);
+  void CloseFrame(std::vector<Frame>& stack);
   uint32_t ShapesOf(uint32_t slice);
 
   const TraceModel& m_;
@@ -79,12 +97,22 @@ class OpTreeBuilder {
   std::unordered_map<uint64_t, uint32_t> shapes_of_texts_; // (dims, types) StringIds -> NameTable id
   std::vector<uint32_t> op_shape_of_slice_;               // slice -> index in model.op_shapes + 1 (0: none)
   // Occurrences of a name among the children of one parent instance: per NameTable id, the
-  // parent frame it was last seen under and how often (so no per-frame map is needed).
+  // parent frame it was last seen under and how often (so no per-frame map is needed). A name
+  // can occur inside itself (aten::linear > aten::linear under autocast): the inner count then
+  // replaces that of a frame still open, which is kept in shadowed_ and put back when the
+  // parent that replaced it closes.
   struct Seen {
     uint64_t frame = 0;
     uint32_t count = 0;
+    uint32_t depth = 0;  // the frame's index in the stack
+  };
+  struct Shadowed {
+    uint32_t depth;  // of the parent frame whose child replaced it
+    uint32_t name;
+    Seen seen;
   };
   std::vector<Seen> seen_;
+  std::vector<Shadowed> shadowed_;
   uint64_t next_frame_ = 1;
   std::vector<OpInstance> instances_;
   std::vector<uint32_t> slices_;                          // per instance

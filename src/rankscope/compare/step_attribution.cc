@@ -90,112 +90,145 @@ void GpuIdleSplit(const AttributionInputs& in, const std::vector<uint32_t>& acts
   gap(cursor, st.end);
 }
 
-}  // namespace
-
-void AttributeStep(const AttributionInputs& in, const StepSpan& st, CompareSummary* out,
-                   std::vector<double>* collective_exposed) {
-  const OpTreeBuilder& ops = *in.ops;
-  const std::vector<GpuActivity>& all = *in.activities;
-  const std::vector<ActivityFacts>& facts = *in.facts;
-  Breakdown& b = out->breakdown;
+// What the step's time is claimed by, before the priority sweep.
+struct StepClaims {
   std::vector<Claim> claims;
+  std::vector<uint32_t> activities;  // indices of the GPU activities overlapping the step
+  std::vector<Interval> comm_spans;  // GPU and CPU collectives in flight
+};
 
-  // GPU activities overlapping the step.
-  std::vector<uint32_t> acts;
+// GPU activities overlapping the step, with the per-class time and count of the breakdown.
+void AddGpuClaims(const AttributionInputs& in, const StepSpan& st, StepClaims* sc, Breakdown* b) {
+  const std::vector<GpuActivity>& all = *in.activities;
   auto first = std::lower_bound(all.begin(), all.end(), st.start - in.max_activity_ns,
                                 [](const GpuActivity& a, int64_t t) { return a.start < t; });
-  std::vector<Interval> comm_spans;
   for (auto it = first; it != all.end() && it->start < st.end; ++it) {
     if (it->end <= st.start) continue;
     const auto i = static_cast<uint32_t>(it - all.begin());
-    acts.push_back(i);
-    claims.push_back({it->start, it->end, i, static_cast<uint8_t>(it->cls)});
-    const int c = static_cast<int>(facts[i].cls);
-    b.class_ns[c] += static_cast<double>(std::min(it->end, st.end) - std::max(it->start, st.start));
-    if (it->start >= st.start) b.class_count[c] += 1;
-    if (it->cls == ActivityClass::kCommunication) comm_spans.push_back({it->start, it->end});
+    sc->activities.push_back(i);
+    sc->claims.push_back({it->start, it->end, i, static_cast<uint8_t>(it->cls)});
+    const int c = static_cast<int>((*in.facts)[i].cls);
+    b->class_ns[c] += static_cast<double>(std::min(it->end, st.end) - std::max(it->start, st.start));
+    if (it->start >= st.start) b->class_count[c] += 1;
+    if (it->cls == ActivityClass::kCommunication) sc->comm_spans.push_back({it->start, it->end});
   }
-  if (!all.empty()) GpuIdleSplit(in, acts, st, &b);
+}
 
-  // The step thread: innermost operator, annotation, or a gap (split by phase).
+// The step thread: innermost operator, annotation, or a gap (split by phase). Other training
+// threads: only their CPU ops count (host compute).
+void AddThreadClaims(const AttributionInputs& in, const StepSpan& st, StepClaims* sc) {
+  const OpTreeBuilder& ops = *in.ops;
   SelfSegments(ops, st.track, st.start, st.end, [&](int64_t a, int64_t e, uint32_t inst) {
     if (inst != kNoIndex) {
       const OpInstance& x = ops.instance(inst);
-      claims.push_back({a, e, x.node, x.in_cpu_op ? kStepThreadOp : kStepThreadAnnotation});
+      sc->claims.push_back({a, e, x.node, x.in_cpu_op ? kStepThreadOp : kStepThreadAnnotation});
       return;
     }
     for (const PhasePiece& p : *st.phases) {
       const int64_t lo = std::max(a, p.start), hi = std::min(e, p.end);
-      if (hi > lo) claims.push_back({lo, hi, static_cast<uint32_t>(p.phase), kStepThreadGap});
+      if (hi > lo) sc->claims.push_back({lo, hi, static_cast<uint32_t>(p.phase), kStepThreadGap});
     }
   });
-  // Other training threads: only their CPU ops count (host compute).
   for (uint32_t track : in.training_tracks) {
     if (track == st.track) continue;
     SelfSegments(ops, track, st.start, st.end, [&](int64_t a, int64_t e, uint32_t inst) {
-      if (inst != kNoIndex && ops.instance(inst).in_cpu_op) claims.push_back({a, e, ops.instance(inst).node, kOtherThreadOp});
+      if (inst != kNoIndex && ops.instance(inst).in_cpu_op) {
+        sc->claims.push_back({a, e, ops.instance(inst).node, kOtherThreadOp});
+      }
     });
   }
-  // CPU collectives in flight.
+}
+
+// CPU collectives in flight.
+void AddCpuCollectiveClaims(const AttributionInputs& in, const StepSpan& st, StepClaims* sc) {
   auto c0 = std::lower_bound(in.cpu_collectives.begin(), in.cpu_collectives.end(), st.start - in.max_activity_ns,
                              [](const CpuCollective& c, int64_t t) { return c.start < t; });
   for (auto it = c0; it != in.cpu_collectives.end() && it->start < st.end; ++it) {
     if (it->end <= st.start) continue;
-    claims.push_back({it->start, it->end, it->index, kCpuCollective});
-    comm_spans.push_back({it->start, it->end});
+    sc->claims.push_back({it->start, it->end, it->index, kCpuCollective});
+    sc->comm_spans.push_back({it->start, it->end});
   }
-  {
-    std::vector<Interval> clipped;
-    for (const Interval& iv : comm_spans) clipped.push_back({std::max(iv.start, st.start), std::min(iv.end, st.end)});
-    b.comm_busy_ns += static_cast<double>(IntervalSet::Union(clipped).Length());
-  }
+}
 
-  const std::vector<double> owned = SweepClaims(claims, st.start, st.end, kNumLevels);
-  const size_t steps = out->steps.kept();
-  const bool per_step = out->has_step_cells();
-  auto step_cell = [&](std::vector<float>& cells, size_t index, double t) {
-    if (per_step) cells[index * steps + st.index] += static_cast<float>(t);
-  };
-  for (size_t k = 0; k < claims.size(); ++k) {
-    const double t = owned[k];
-    if (t <= 0) continue;
-    const Claim& c = claims[k];
+// Adds what each claim owns after the sweep to the breakdown, operators, gaps and collectives.
+class OwnedTime {
+ public:
+  OwnedTime(const AttributionInputs& in, const StepSpan& st, CompareSummary* out, std::vector<double>* exposed)
+      : facts_(*in.facts), st_(st), out_(out), b_(out->breakdown), exposed_(*exposed) {}
+
+  void Add(const Claim& c, double t) {
     switch (c.level) {
       case kGpuCommunication:
-        b.comm_exposed_ns += t;
-        if (facts[c.owner].collective != kNoIndex) (*collective_exposed)[facts[c.owner].collective] += t;
+        b_.comm_exposed_ns += t;
+        if (facts_[c.owner].collective != kNoIndex) exposed_[facts_[c.owner].collective] += t;
         break;
       case kGpuCompute:
       case kGpuMemory:
       case kGpuSync:
-        if (c.level == kGpuMemory) b.memory_exposed_ns += t;
-        if (facts[c.owner].node != kNoIndex) {
-          out->ops[facts[c.owner].node].attributed_device_ns += t;
-          step_cell(out->op_step_cells, facts[c.owner].node, t);
-        } else {
-          out->unlinked_ns[static_cast<int>(facts[c.owner].cls)] += t;
-          step_cell(out->unlinked_step_cells, static_cast<size_t>(facts[c.owner].cls), t);
-          b.unlinked_gpu_ns += t;
-        }
+        if (c.level == kGpuMemory) b_.memory_exposed_ns += t;
+        AddDevice(facts_[c.owner], t);
         break;
       case kStepThreadOp:
       case kOtherThreadOp:
       case kStepThreadAnnotation:
-        out->ops[c.owner].attributed_host_ns += t;
-        step_cell(out->op_step_cells, c.owner, t);
+        out_->ops[c.owner].attributed_host_ns += t;
+        Cell(out_->op_step_cells, c.owner, t);
         break;
       case kCpuCollective:
-        b.comm_exposed_ns += t;
-        (*collective_exposed)[c.owner] += t;
+        b_.comm_exposed_ns += t;
+        exposed_[c.owner] += t;
         break;
       case kStepThreadGap:
-        out->gap_ns[c.owner] += t;
-        step_cell(out->gap_step_cells, c.owner, t);
-        b.host_outside_ops_ns += t;
+        out_->gap_ns[c.owner] += t;
+        Cell(out_->gap_step_cells, c.owner, t);
+        b_.host_outside_ops_ns += t;
         break;
       default:
         break;
     }
+  }
+
+ private:
+  void AddDevice(const ActivityFacts& f, double t) {
+    if (f.node != kNoIndex) {
+      out_->ops[f.node].attributed_device_ns += t;
+      Cell(out_->op_step_cells, f.node, t);
+      return;
+    }
+    out_->unlinked_ns[static_cast<int>(f.cls)] += t;
+    Cell(out_->unlinked_step_cells, static_cast<size_t>(f.cls), t);
+    b_.unlinked_gpu_ns += t;
+  }
+
+  void Cell(std::vector<float>& cells, size_t index, double t) {
+    if (out_->has_step_cells()) cells[index * out_->steps.kept() + st_.index] += static_cast<float>(t);
+  }
+
+  const std::vector<ActivityFacts>& facts_;
+  const StepSpan& st_;
+  CompareSummary* out_;
+  Breakdown& b_;
+  std::vector<double>& exposed_;
+};
+
+}  // namespace
+
+void AttributeStep(const AttributionInputs& in, const StepSpan& st, CompareSummary* out,
+                   std::vector<double>* collective_exposed) {
+  Breakdown& b = out->breakdown;
+  StepClaims sc;
+  AddGpuClaims(in, st, &sc, &b);
+  if (!in.activities->empty()) GpuIdleSplit(in, sc.activities, st, &b);
+  AddThreadClaims(in, st, &sc);
+  AddCpuCollectiveClaims(in, st, &sc);
+  std::vector<Interval> clipped;
+  for (const Interval& iv : sc.comm_spans) clipped.push_back({std::max(iv.start, st.start), std::min(iv.end, st.end)});
+  b.comm_busy_ns += static_cast<double>(IntervalSet::Union(clipped).Length());
+
+  const std::vector<double> owned = SweepClaims(sc.claims, st.start, st.end, kNumLevels);
+  OwnedTime add(in, st, out, collective_exposed);
+  for (size_t k = 0; k < sc.claims.size(); ++k) {
+    if (owned[k] > 0) add.Add(sc.claims[k], owned[k]);
   }
 }
 
