@@ -12,6 +12,7 @@
 #include "rankscope/daemon/capture_manager.h"
 #include "rankscope/daemon/kineto_config.h"
 #include "rankscope/daemon/kineto_endpoint.h"
+#include "rankscope/daemon/kineto_staging.h"
 #include "rankscope/daemon/kineto_wire.h"
 #include "rankscope/daemon/output_dir.h"
 #include "rankscope/daemon/step_alignment.h"
@@ -128,21 +129,26 @@ TEST(CaptureSpec, SafeNamesKeepRequestsInsideTheOutputDirectory) {
 TEST(OutputDir, ConfinesAndEvictsOldestFirst) {
   fs::path root = TempDir("out");
   auto out = rd::OutputDir::Open(root.string(), /*budget_bytes=*/2500);
-  ASSERT_TRUE(out.ok());
-  EXPECT_FALSE(out->MakeCaptureDir("..", "x", 0).ok());
-  EXPECT_FALSE(out->MakeCaptureDir("job", "../../x", 0).ok());
-  EXPECT_FALSE(out->Contains("/etc/passwd"));
-  EXPECT_FALSE(out->Contains(out->root() / ".." / "x"));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const rd::FileOwner me{::geteuid(), ::getegid(), 0644};
+  EXPECT_FALSE((*out)->MakeCaptureDir("..", "x", me).ok());
+  EXPECT_FALSE((*out)->MakeCaptureDir("job", "../../x", me).ok());
+  EXPECT_FALSE((*out)->Contains("/etc/passwd"));
+  EXPECT_FALSE((*out)->Contains((*out)->root() / ".." / "x"));
   for (const char* id : {"c1", "c2", "c3"}) {
-    auto dir = out->MakeCaptureDir("job", id, 0);
+    auto dir = (*out)->MakeCaptureDir("job", id, me);
     ASSERT_TRUE(dir.ok());
-    EXPECT_TRUE(out->Contains(*dir));
+    EXPECT_TRUE((*out)->Contains(*dir));
     std::ofstream(*dir / "rank0.pt.trace.json.gz") << std::string(1000, 'x');
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // distinct mtimes
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // distinct change times
   }
-  EXPECT_EQ(out->UsedBytes(), 3000u);
-  auto removed = out->EnforceBudget({out->root() / "job" / "c1"});  // c1 is still being written
-  ASSERT_EQ(removed, std::vector<std::string>{"job/c2"});
+  EXPECT_FALSE((*out)->MakeCaptureDir("job", "c1", me).ok());  // never an existing one
+  EXPECT_EQ((*out)->List().bytes, 3000u);
+  EXPECT_EQ((*out)->UsedBytes(), 3000u);
+  auto ev = (*out)->EnforceBudget({"job/c1"});  // c1 is still being written
+  ASSERT_EQ(ev.removed, std::vector<std::string>{"job/c2"});
+  EXPECT_EQ(ev.used_after, 2000u);
+  EXPECT_FALSE(ev.over_budget);
   EXPECT_TRUE(fs::exists(root / "job" / "c1"));
   EXPECT_TRUE(fs::exists(root / "job" / "c3"));
   fs::remove_all(root);
@@ -152,8 +158,10 @@ TEST(ProcessRegistry, ExpiresSilentProcesses) {
   rd::ProcessRegistry reg{std::chrono::seconds(1)};
   rd::ProcIdentity id;
   id.rank = 0;
-  EXPECT_TRUE(reg.SeenKineto(10, 3, 0, {10, 1}, id));
-  EXPECT_FALSE(reg.SeenKineto(10, 3, 0, {10, 1}, id));
+  id.start_ticks = rd::ProcessStartTicks(::getpid());
+  const int32_t me = ::getpid();
+  EXPECT_TRUE(*reg.SeenKineto(me, 3, 0, {me, 1}, id));
+  EXPECT_FALSE(*reg.SeenKineto(me, 3, 0, {me, 1}, id));
   EXPECT_EQ(reg.List().size(), 1u);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   EXPECT_TRUE(reg.List().empty());
@@ -205,10 +213,12 @@ TEST(KinetoEndpoint, AnswersPollsAndHandsOutAConfigurationOnce) {
   rd::ProcessRegistry reg{std::chrono::seconds(60)};
   auto out = rd::OutputDir::Open(out_root.string(), 0);
   ASSERT_TRUE(out.ok());
+  auto staging = rd::KinetoStaging::Open((dir / "staging").string());
+  ASSERT_TRUE(staging.ok()) << staging.status().message();
   rd::CaptureManager::Options opts;
   opts.host = "test";
-  opts.kineto_staging = dir / "staging";
-  rd::CaptureManager captures(opts, &reg, &*out, [](const rd::UnixAddress&, const nlohmann::json&) { return rankscope::OkStatus(); });
+  opts.kineto_staging = staging->get();
+  rd::CaptureManager captures(opts, &reg, out->get(), [](const rd::UnixAddress&, const nlohmann::json&) { return rankscope::OkStatus(); });
   auto ep = rd::KinetoEndpoint::Start(dir.string(), &reg, &captures);
   ASSERT_TRUE(ep.ok()) << ep.status().message();
   EXPECT_EQ((*ep)->address(), (dir / "dynolog").string());
@@ -241,11 +251,12 @@ TEST(KinetoEndpoint, AnswersPollsAndHandsOutAConfigurationOnce) {
   EXPECT_EQ(poll(1), "");  // activity profiler busy: keep it pending
   const std::string config = poll(3);
   EXPECT_NE(config.find("ACTIVITIES_ITERATIONS=2"), std::string::npos) << config;
-  EXPECT_NE(config.find("ACTIVITIES_LOG_FILE=" + (dir / "staging" / "unit" / "rank0.json").string()), std::string::npos);
+  const fs::path staged = dir / "staging" / fmt::format("unit.{}", ::getpid()) / "rank0.json";
+  EXPECT_NE(config.find("ACTIVITIES_LOG_FILE=" + staged.string()), std::string::npos) << config;
   EXPECT_EQ(poll(3), "");  // handed out once
 
   // Kineto writes <file>.tmp and renames it: the daemon compresses it into the output dir.
-  const std::string written = rd::KinetoOutputPath((dir / "staging" / "unit" / "rank0.json").string(), ::getpid());
+  const std::string written = rd::KinetoOutputPath(staged.string(), ::getpid());
   std::ofstream(written + ".tmp") << R"({"traceEvents": []})";
   fs::rename(written + ".tmp", written);
   for (int i = 0; i < 50 && !captures.Describe("unit")->value("finished", false); ++i) {
