@@ -199,6 +199,20 @@ TEST(TargetSelection, RealRanksNotLaunchersAndClearReasons) {
   EXPECT_NE(snap->notes[0].find("Kineto mode"), std::string::npos);
 }
 
+TEST(TargetSelection, ALocalUserCapturesOnlyTheirOwnProcesses) {
+  std::vector<rd::ProcessInfo> procs = {Proc(1, 0, "j"), Proc(2, 1, "j"), Proc(3, 0, "k")};
+  procs[0].identity.uid = procs[1].identity.uid = 1001;
+  procs[2].identity.uid = 1002;
+  auto mine = rd::SelectTargets(procs, {}, false, rd::Requester{1002});
+  ASSERT_TRUE(mine.ok()) << mine.status().message();  // "several jobs" does not count others' jobs
+  EXPECT_EQ(mine->job, "k");
+  auto theirs = rd::SelectTargets(procs, {"j", {}}, false, rd::Requester{1002});
+  EXPECT_FALSE(theirs.ok());
+  auto stranger = rd::SelectTargets(procs, {}, false, rd::Requester{1003});
+  EXPECT_NE(stranger.status().message().find("belongs to you"), std::string::npos);
+  EXPECT_EQ(rd::SelectTargets(procs, {"j", {}}, false, rd::Requester{0})->processes.size(), 2u);  // root: any
+}
+
 TEST(StepAlignment, StartsAfterTheFurthestRank) {
   auto now = rd::Clock::now();
   rd::ProcessInfo a = Proc(1, 0, "j"), b = Proc(2, 1, "j");

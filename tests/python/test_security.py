@@ -305,6 +305,20 @@ def test_collector_takes_requests_only_from_the_daemon(world):
     assert world.process(world.a, victim.pid)["busy"] is False
 
 
+def test_local_user_cannot_capture_another_users_job(world):
+    """Traces and stack snapshots of someone else's job (their code paths, slowed by profiling):
+    a local user may capture only their own processes."""
+    victim = world.victim_tracker(world.a, "privatejob")
+    for path, body in (("/v1/snapshot", {"selection": {"job": "privatejob"}}),
+                       ("/v1/trace", {"selection": {"job": "privatejob"}, "steps": 1, "timeout_s": 30})):
+        out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", path,
+                                      "--body", json.dumps(body)))
+        assert out["status"] == 404 and "belongs to you" in out["body"]["error"], out
+    time.sleep(3)
+    assert world.process(world.a, victim.pid)["busy"] is False
+    assert not [c for c in world.api(world.a, "GET", "/v1/captures")[1]["captures"] if c["job"] == "privatejob"]
+
+
 # ------------------------------------------------------------------------------------------------
 # Validated requests
 

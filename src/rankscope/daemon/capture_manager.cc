@@ -177,9 +177,9 @@ void CaptureManager::SetupKinetoTarget(const Capture& c, CaptureTarget& t, const
   }
 }
 
-StatusOr<nlohmann::json> CaptureManager::StartTrace(TraceSpec spec, const std::string& reason) {
+StatusOr<nlohmann::json> CaptureManager::StartTrace(TraceSpec spec, const Requester& who, const std::string& reason) {
   RANKSCOPE_RETURN_IF_ERROR(CheckCapacity());
-  RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, false));
+  RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, false, who));
   RANKSCOPE_ASSIGN_OR_RETURN(Capture c, NewCapture(Capture::Kind::kTrace, spec.trace_id, sel, spec.timeout_s));
   RANKSCOPE_RETURN_IF_ERROR(PlanTrace(&spec, sel, c.created_unix_ms));
   c.reason = reason;
@@ -201,9 +201,9 @@ StatusOr<nlohmann::json> CaptureManager::StartTrace(TraceSpec spec, const std::s
   return Launch(std::move(c), sel.processes, messages);
 }
 
-StatusOr<nlohmann::json> CaptureManager::StartSnapshot(SnapshotSpec spec) {
+StatusOr<nlohmann::json> CaptureManager::StartSnapshot(SnapshotSpec spec, const Requester& who) {
   RANKSCOPE_RETURN_IF_ERROR(CheckCapacity());
-  RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, true));
+  RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, true, who));
   RANKSCOPE_ASSIGN_OR_RETURN(Capture c, NewCapture(Capture::Kind::kSnapshot, spec.snapshot_id, sel, spec.timeout_s));
   c.snapshot = spec;
   RANKSCOPE_ASSIGN_OR_RETURN(c.owner, CommonOwner(sel));
@@ -328,7 +328,8 @@ void CaptureManager::OnAutoTrigger(const ProcessInfo& from, const nlohmann::json
   auto why = StringField(msg, "reason", 200);
   const std::string reason = fmt::format("auto-trigger from rank {}: {}", from.identity.rank,
                                          why.ok() && !why->empty() ? *why : std::string("step time degraded"));
-  auto r = StartTrace(spec, reason);
+  // The job of the process that fired, which is its own user's (job names are per user).
+  auto r = StartTrace(spec, Requester{from.identity.uid}, reason);
   if (!r.ok()) fmt::print(stderr, "rankscoped: auto-trigger for job {} failed: {}\n", job, r.status().message());
   else fmt::print(stderr, "rankscoped: {} -> trace {}\n", reason, spec.trace_id);
 }

@@ -56,8 +56,9 @@ class CaptureManager {
   CaptureManager(const CaptureManager&) = delete;
   CaptureManager& operator=(const CaptureManager&) = delete;
 
-  StatusOr<nlohmann::json> StartTrace(TraceSpec spec, const std::string& reason = "request");
-  StatusOr<nlohmann::json> StartSnapshot(SnapshotSpec spec);
+  // `who`: a local user may capture only their own processes (target_selection.h).
+  StatusOr<nlohmann::json> StartTrace(TraceSpec spec, const Requester& who = {}, const std::string& reason = "request");
+  StatusOr<nlohmann::json> StartSnapshot(SnapshotSpec spec, const Requester& who = {});
 
   // Called by the Kineto endpoint on every poll; "" when nothing is pending for `pid`.
   std::string TakeKinetoConfig(int32_t pid, int32_t type);

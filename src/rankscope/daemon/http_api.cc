@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <map>
+#include <mutex>
 
 #include "rankscope/daemon/http_server.h"
 #include "rankscope/telemetry/prometheus_text.h"
@@ -50,6 +52,25 @@ bool SameToken(const std::string& a, const std::string& b) {
 
 int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Who is asking, from the header GuardedHttpServer sets: a local user (loopback, the kernel's
+// uid) may capture only their own processes. A remote peer passed the token (required off
+// loopback). A loopback peer the kernel could not name is not restricted (and said so once).
+Requester RequesterOf(const httplib::Request& req) {
+  const std::string peer = req.get_header_value(kPeerHeader);
+  uid_t uid = 0;
+  if (peer.rfind("uid:", 0) == 0 && std::from_chars(peer.data() + 4, peer.data() + peer.size(), uid).ec == std::errc()) {
+    return Requester{uid};
+  }
+  static std::once_flag warned;
+  if (peer == "ip:127.0.0.1" || peer == "ip:::1") {
+    std::call_once(warned, [] {
+      fmt::print(stderr, "rankscoped: cannot tell local users apart (NETLINK_SOCK_DIAG unavailable): "
+                         "requests from loopback are not restricted to their own processes\n");
+    });
+  }
+  return Requester{};
 }
 
 std::string Join(const std::vector<std::string>& items) {
@@ -181,7 +202,7 @@ void HttpApi::PostTrace(const httplib::Request& req, httplib::Response& res) {
   ReplyWith(res, [&]() -> StatusOr<nlohmann::json> {
     RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req));
     RANKSCOPE_ASSIGN_OR_RETURN(TraceSpec spec, TraceSpecFromJson(body));
-    return captures_->StartTrace(std::move(spec));
+    return captures_->StartTrace(std::move(spec), RequesterOf(req));
   }(), info_.host);
 }
 
@@ -189,7 +210,7 @@ void HttpApi::PostSnapshot(const httplib::Request& req, httplib::Response& res) 
   ReplyWith(res, [&]() -> StatusOr<nlohmann::json> {
     RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req));
     RANKSCOPE_ASSIGN_OR_RETURN(SnapshotSpec spec, SnapshotSpecFromJson(body));
-    return captures_->StartSnapshot(std::move(spec));
+    return captures_->StartSnapshot(std::move(spec), RequesterOf(req));
   }(), info_.host);
 }
 

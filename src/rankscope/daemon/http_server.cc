@@ -188,7 +188,11 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   }
   BoundedStream stream(sock, limits_);
   bool closed = false;
-  const bool ok = process_request(stream, /*close_connection=*/true, closed, nullptr);
+  const auto who = [&peer](httplib::Request& req) {
+    req.headers.erase(kPeerHeader);  // the client's word is not taken for it
+    req.set_header(kPeerHeader, peer);
+  };
+  const bool ok = process_request(stream, /*close_connection=*/true, closed, who);
   if (stream.cut_off()) cut_off_.fetch_add(1);
   served_.fetch_add(1);
   Close(sock);

@@ -28,6 +28,10 @@
 
 namespace rankscope::daemon {
 
+// The header the server sets on every request (replacing any the client sent): who the peer
+// is, "uid:<n>" for a local user or "ip:<address>" (tcp_peer.h).
+inline constexpr const char* kPeerHeader = "X-Rankscope-Peer";
+
 class GuardedHttpServer : public httplib::Server {
  public:
   explicit GuardedHttpServer(HttpLimits limits);
