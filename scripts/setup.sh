@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything rankscope needs on a fresh Debian 12 machine, then the project itself.
 #   apt:  compiler toolchain and the C++ libraries (simdjson, isa-l, CLI11, fmt, ...)
-#   pip:  PyTorch 2.13.0 (the local CPU wheel), pytest, and rankscope (`pip install .`)
+#   pip:  PyTorch 2.13.0 (the local CPU wheel), pytest, py-spy, and rankscope (`pip install .`)
 # With --deps, only the dependencies (what the test suite needs to build and run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +29,10 @@ PY=${PYTHON:-python3}
 # torch==2.13.0 resolves to the machine's local CPU wheel; never ask for an unpinned torch.
 if ! $PY -c "import torch, pytest, jsonschema" 2>/dev/null; then
   $PY -m pip install -q "torch==2.13.0" "pytest>=7" "jsonschema>=4.18"
+fi
+# py-spy: the daemon takes the stack of a rank whose collector cannot answer (docs/hang.md).
+if ! command -v py-spy >/dev/null 2>&1; then
+  $PY -m pip install -q "py-spy==0.4.3"
 fi
 if [ "${1:-}" = "--deps" ]; then
   exit 0

@@ -10,6 +10,7 @@ void RegisterInfoCommand(CLI::App& app, int* exit_code);
 // Capture from live jobs (docs/capture.md).
 void RegisterTraceCommand(CLI::App& app, int* exit_code);
 void RegisterSnapshotCommand(CLI::App& app, int* exit_code);
+void RegisterHangCommand(CLI::App& app, int* exit_code);  // hang analysis (docs/hang.md)
 void RegisterStatusCommands(CLI::App& app, int* exit_code);  // status, ps
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   rankscope::cli::RegisterInfoCommand(app, &exit_code);
   rankscope::cli::RegisterTraceCommand(app, &exit_code);
   rankscope::cli::RegisterSnapshotCommand(app, &exit_code);
+  rankscope::cli::RegisterHangCommand(app, &exit_code);
   rankscope::cli::RegisterStatusCommands(app, &exit_code);
   rankscope::cli::RegisterRunCommand(app, &exit_code);
   rankscope::cli::RegisterAnalyzeCommand(app, &exit_code);

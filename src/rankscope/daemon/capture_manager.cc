@@ -201,11 +201,13 @@ StatusOr<nlohmann::json> CaptureManager::StartTrace(TraceSpec spec, const Reques
   return Launch(std::move(c), sel.processes, messages);
 }
 
-StatusOr<nlohmann::json> CaptureManager::StartSnapshot(SnapshotSpec spec, const Requester& who) {
+StatusOr<nlohmann::json> CaptureManager::StartSnapshot(SnapshotSpec spec, const Requester& who,
+                                                     const std::string& reason) {
   RANKSCOPE_RETURN_IF_ERROR(CheckCapacity());
   RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, true, who));
   RANKSCOPE_ASSIGN_OR_RETURN(Capture c, NewCapture(Capture::Kind::kSnapshot, spec.snapshot_id, sel, spec.timeout_s));
   c.snapshot = spec;
+  c.reason = reason;
   RANKSCOPE_ASSIGN_OR_RETURN(c.owner, CommonOwner(sel));
   RANKSCOPE_ASSIGN_OR_RETURN(c.dir, out_->MakeCaptureDir(c.job, c.id, c.owner));
   std::vector<nlohmann::json> messages;
@@ -297,6 +299,11 @@ void CaptureManager::OnCollectorReport(int32_t pid, const nlohmann::json& msg) {
       } else {
         t->state = TargetState::kDone;
         t->file = (c->dir / expected).string();
+        // A snapshot may come with the collector's flight-recorder dump (docs/hang.md): a
+        // regular file of a plain name in the same directory.
+        auto fr = StringField(msg, "fr_file", 255);
+        auto fr_st = fr.ok() && IsPlainName(*fr) && dir.ok() ? dir->StatEntry(*fr) : StatusOr<struct stat>(NotFound("none"));
+        if (fr_st.ok() && S_ISREG(fr_st->st_mode)) t->extra_file = (c->dir / *fr).string();
       }
     } else if (*state == "failed") {
       t->state = TargetState::kFailed;
@@ -369,6 +376,7 @@ void CaptureManager::WatchLoop() {
     }
     if (stop_) break;
     CollectKinetoTraces(lock);
+    NativeStacksPass(lock);
     FailExitedTargetsLocked();
     CheckDeadlinesLocked(Clock::now());
     SaveFinished(lock);

@@ -48,6 +48,11 @@ class CaptureManager {
     // (the daemon saves the telemetry of the capture's window beside the traces). May block for
     // about a sampling interval.
     std::function<Status(const Capture&, const FileWriter&)> on_finished;
+    // Snapshot targets whose collector has not answered after `native_after` get their stack
+    // taken from outside with py-spy (native_stacks.h, capture_native.cc); "" = never.
+    std::string py_spy;
+    std::chrono::seconds native_after{5};
+    std::chrono::seconds native_timeout{20};
   };
   using CollectorSend = std::function<Status(const UnixAddress&, const nlohmann::json&)>;
 
@@ -58,7 +63,8 @@ class CaptureManager {
 
   // `who`: a local user may capture only their own processes (target_selection.h).
   StatusOr<nlohmann::json> StartTrace(TraceSpec spec, const Requester& who = {}, const std::string& reason = "request");
-  StatusOr<nlohmann::json> StartSnapshot(SnapshotSpec spec, const Requester& who = {});
+  StatusOr<nlohmann::json> StartSnapshot(SnapshotSpec spec, const Requester& who = {},
+                                         const std::string& reason = "request");
 
   // Called by the Kineto endpoint on every poll; "" when nothing is pending for `pid`.
   std::string TakeKinetoConfig(int32_t pid, int32_t type);
@@ -95,6 +101,7 @@ class CaptureManager {
   bool AnyActiveLocked() const;
   void CollectKinetoTraces(std::unique_lock<std::mutex>& lock);
   void CollectKinetoTrace(KinetoCheck& k) const;
+  void NativeStacksPass(std::unique_lock<std::mutex>& lock);  // capture_native.cc
   void FailExitedTargetsLocked();
   void CheckDeadlinesLocked(Clock::time_point now);
   std::string TimeoutReason(const CaptureTarget& t) const;

@@ -15,12 +15,13 @@ std::string Clip(std::string s, size_t n) {
   return s;
 }
 
-StatusOr<double> StepMs(const nlohmann::json& msg) {
-  auto it = msg.find("step_ms");
-  if (it == msg.end()) return 0.0;
-  if (!it->is_number()) return InvalidArgument("step_ms must be a number");
+// A duration in ms or s: any JSON number (a float is right here) within [lo, 1e9].
+StatusOr<double> Duration(const nlohmann::json& msg, const char* key, double fallback, double lo) {
+  auto it = msg.find(key);
+  if (it == msg.end()) return fallback;
+  if (!it->is_number()) return InvalidArgument("{} must be a number", key);
   const double v = it->get<double>();
-  if (!std::isfinite(v) || v < 0 || v > 1e9) return InvalidArgument("step_ms must be in [0, 1e9]");
+  if (!std::isfinite(v) || v < lo || v > 1e9) return InvalidArgument("{} must be in [{}, 1e9]", key, lo);
   return v;
 }
 
@@ -37,7 +38,8 @@ StatusOr<ProcessInfo> ProcessFromHeartbeat(const nlohmann::json& msg, const Data
   RANKSCOPE_ASSIGN_OR_RETURN(int64_t local_rank, IntegerField(msg, "local_rank", -1, -1, kMaxRank));
   RANKSCOPE_ASSIGN_OR_RETURN(int64_t world_size, IntegerField(msg, "world_size", -1, -1, kMaxRank));
   RANKSCOPE_ASSIGN_OR_RETURN(p.step, IntegerField(msg, "step", -1, -1, kMaxStep));
-  RANKSCOPE_ASSIGN_OR_RETURN(p.step_ms, StepMs(msg));
+  RANKSCOPE_ASSIGN_OR_RETURN(p.step_ms, Duration(msg, "step_ms", 0.0, 0.0));
+  RANKSCOPE_ASSIGN_OR_RETURN(p.fr_pending_s, Duration(msg, "fr_pending_s", -1.0, -1.0));
   RANKSCOPE_ASSIGN_OR_RETURN(p.busy, BoolField(msg, "busy", false));
   RANKSCOPE_ASSIGN_OR_RETURN(std::string job, StringField(msg, "job", kMaxDatagram));
   RANKSCOPE_ASSIGN_OR_RETURN(std::string cmd, StringField(msg, "cmd", kMaxDatagram));

@@ -109,6 +109,7 @@ HttpApi::HttpApi(DaemonInfo info, ProcessRegistry* registry, CaptureManager* cap
       {"GET", "/v1/files", &HttpApi::GetFiles},
       {"GET", "/v1/telemetry", &HttpApi::GetTelemetry},
       {"GET", "/metrics", &HttpApi::GetMetrics},
+      {"GET", "/v1/hangs", &HttpApi::GetHangs},
   });
 }
 
@@ -188,7 +189,8 @@ void HttpApi::GetStatus(const httplib::Request&, httplib::Response& res) {
                    {"processes", {{"total", procs.size()}, {"kineto", kineto}, {"collector", collectors},
                                   {"expired", registry_->expired_total()}, {"exited", registry_->exited_total()},
                                   {"refused", registry_->refused_total()}}},
-                   {"http", server_->Stats()}, {"active_captures", captures_->active()}});
+                   {"http", server_->Stats()}, {"active_captures", captures_->active()},
+                   {"hangs", info_.hangs_brief ? info_.hangs_brief() : nlohmann::json::array()}});
 }
 
 void HttpApi::GetProcesses(const httplib::Request&, httplib::Response& res) {
@@ -240,8 +242,19 @@ void HttpApi::GetTelemetry(const httplib::Request&, httplib::Response& res) {
 }
 
 void HttpApi::GetMetrics(const httplib::Request&, httplib::Response& res) {
-  if (!info_.telemetry) return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
-  res.set_content(info_.telemetry->Metrics(), telemetry::kPrometheusContentType);
+  if (!info_.telemetry && !info_.hang_metrics) {
+    return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
+  }
+  std::string text = info_.telemetry ? info_.telemetry->Metrics() : "";
+  if (info_.hang_metrics) text += info_.hang_metrics();
+  res.set_content(text, telemetry::kPrometheusContentType);
+}
+
+void HttpApi::GetHangs(const httplib::Request&, httplib::Response& res) {
+  if (!info_.hangs) return Reply(res, 404, {{"error", "hang detection is off on this daemon (--no-hang-watch)"}});
+  nlohmann::json j = info_.hangs();
+  j["host"] = info_.host;
+  Reply(res, 200, j);
 }
 
 }  // namespace rankscope::daemon

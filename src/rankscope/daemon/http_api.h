@@ -6,7 +6,8 @@
 //   GET  /v1/captures[/<id>]     captures and, per process, what was produced or why not
 //   GET  /v1/files               files in the output directory, oldest first (the newest 5000)
 //   GET  /v1/telemetry           the node's key figures from the latest samples (rankscope top)
-//   GET  /metrics                every telemetry series, Prometheus text format
+//   GET  /metrics                every telemetry series and the hang gauge, Prometheus text format
+//   GET  /v1/hangs               hangs detected on this node, each with its analysis (docs/hang.md)
 // Any other method on these paths is answered 405 with the allowed one. Loopback by default;
 // with a token (required for any other bind) every request needs "Authorization: Bearer".
 #pragma once
@@ -40,6 +41,9 @@ struct DaemonInfo {
   // Datagram counters of an endpoint: received, malformed, refused.
   std::function<nlohmann::json()> kineto_counts, collector_counts;
   telemetry::TelemetryService* telemetry = nullptr;  // null with --no-telemetry
+  // Automatic hang detection (hang_watch.h); unset with --no-hang-watch.
+  std::function<nlohmann::json()> hangs, hangs_brief;
+  std::function<std::string()> hang_metrics;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost": the only binds allowed without a token.
@@ -75,6 +79,7 @@ class HttpApi {
   void GetFiles(const httplib::Request& req, httplib::Response& res);
   void GetTelemetry(const httplib::Request& req, httplib::Response& res);
   void GetMetrics(const httplib::Request& req, httplib::Response& res);
+  void GetHangs(const httplib::Request& req, httplib::Response& res);
 
   DaemonInfo info_;
   ProcessRegistry* registry_;

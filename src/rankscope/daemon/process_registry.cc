@@ -12,11 +12,11 @@ constexpr size_t kMaxJobName = 100;  // leaves room for ".uid<U>" within a safe 
 void ProcessRegistry::PruneLocked(Clock::time_point now) {
   for (auto it = procs_.begin(); it != procs_.end();) {
     const ProcessInfo& p = it->second;
-    if (now - p.last_seen > expiry_) {
-      ++expired_total_;
-      it = procs_.erase(it);
-    } else if (!ProcessAlive(p.pid, p.identity.start_ticks, proc_root_)) {
+    if (!ProcessAlive(p.pid, p.identity.start_ticks, proc_root_)) {
       ++exited_total_;
+      it = procs_.erase(it);
+    } else if (now - p.last_seen > expiry_ && !(p.kinds & kTrackerClient)) {
+      ++expired_total_;
       it = procs_.erase(it);
     } else {
       ++it;
@@ -107,6 +107,7 @@ StatusOr<bool> ProcessRegistry::SeenCollector(const ProcessInfo& info) {
   p->step_ms = info.step_ms;
   p->busy = info.busy;
   p->host = info.host;
+  p->fr_pending_s = info.fr_pending_s;
   p->last_seen = now;
   return inserted;
 }
@@ -146,6 +147,7 @@ nlohmann::json ToJson(const ProcessInfo& p, Clock::time_point now) {
                       {"world_size", p.identity.world_size}, {"job", p.identity.job}, {"uid", p.identity.uid},
                       {"command", p.identity.command}, {"clients", kinds}, {"last_seen_ms_ago", age}};
   if (p.kinds & kTrackerClient) {
+    if (p.fr_pending_s >= 0) j["fr_pending_s"] = p.fr_pending_s;
     j["step"] = p.step;
     j["step_ms"] = p.step_ms;
     j["busy"] = p.busy;

@@ -5,7 +5,9 @@
 // with its datagram and its start time, so one process can neither speak for another nor
 // outlive itself: an entry whose process has exited (or whose pid now names another process)
 // is dropped the next time the registry is read. Silent processes expire too (Kineto polls
-// every ~5 s, collectors send a heartbeat every ~2 s).
+// every ~5 s, collectors send a heartbeat every ~2 s), except a collector's process that is
+// still running: its collector is stuck (a thread holds the GIL) and a hang snapshot must still
+// reach it from outside (docs/hang.md). The per-user quota bounds those too.
 //
 // Job names are per user: a process whose job name is already used by live processes of
 // another uid is registered under "<job>.uid<U>", so nobody can join (and steer the aligned
@@ -50,6 +52,7 @@ struct ProcessInfo {
   double step_ms = 0;          // recent step time
   bool busy = false;           // profiling or writing a trace right now
   std::string host;
+  double fr_pending_s = -1;    // the oldest open collective's age, sent while steps have stopped
 
   bool is_rank() const { return identity.rank >= 0; }
 };
