@@ -35,6 +35,8 @@ ProcIdentity KinetoEndpoint::IdentityOf(const Datagram& meta) {
   ProcIdentity id;
   if (known && known->identity.start_ticks == start) {
     id = known->identity;
+  } else if (!registry_->HasRoomFor(meta.peer.uid)) {
+    return id;  // start_ticks 0: refused without reading its /proc (a quota is full)
   } else if (auto read = ReadProcIdentity(pid); read.ok()) {
     id = *read;
   }

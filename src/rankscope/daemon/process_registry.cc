@@ -25,6 +25,8 @@ void ProcessRegistry::PruneLocked(Clock::time_point now) {
 }
 
 Status ProcessRegistry::AdmitLocked(const ProcIdentity& identity) {
+  // Entries of processes that exited since the last List() must not hold a quota.
+  if (procs_.size() >= limits_.max_processes || procs_.size() >= limits_.max_per_uid) PruneLocked(Clock::now());
   if (procs_.size() >= limits_.max_processes) {
     ++refused_total_;
     return OutOfRange("{} processes are registered, the daemon's limit", procs_.size());
@@ -110,6 +112,14 @@ StatusOr<bool> ProcessRegistry::SeenCollector(const ProcessInfo& info) {
   p->fr_pending_s = info.fr_pending_s;
   p->last_seen = now;
   return inserted;
+}
+
+bool ProcessRegistry::HasRoomFor(uid_t uid) {
+  std::lock_guard lock(mu_);
+  if (procs_.size() < limits_.max_per_uid && procs_.size() < limits_.max_processes) return true;
+  PruneLocked(Clock::now());
+  const size_t mine = std::count_if(procs_.begin(), procs_.end(), [&](const auto& kv) { return kv.second.identity.uid == uid; });
+  return procs_.size() < limits_.max_processes && mine < limits_.max_per_uid;
 }
 
 bool ProcessRegistry::Contains(int32_t pid) {

@@ -76,6 +76,9 @@ class ProcessRegistry {
   // message only; later ones update the step, step time, busy flag and host.
   StatusOr<bool> SeenCollector(const ProcessInfo& info);
   bool Contains(int32_t pid);
+  // Could a new process of `uid` be registered now (the quotas)? Lets an endpoint skip reading
+  // /proc for a process that would be refused anyway.
+  bool HasRoomFor(uid_t uid);
   std::optional<ProcessInfo> Get(int32_t pid);
   void Remove(int32_t pid);
   // All live processes (expired and exited ones are dropped first), by pid.
