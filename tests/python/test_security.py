@@ -619,8 +619,7 @@ def test_bounded_load(world):
     flood = [world.spawn_as(world.attacker, "beats", "--socket", world.a.socket, "--count", 20_000,
                             "--host-bytes", 100) for _ in range(2)]
     requests = 0
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline or any(p.poll() is None for p in flood):
+    while requests < 700 or any(p.poll() is None for p in flood):  # a fixed amount of work
         for path in ("/v1/status", "/v1/processes", "/v1/captures", "/v1/files", "/metrics", "/v1/telemetry"):
             status = world.api(world.a, "GET", path, timeout=30)[0]
             assert status == 200, path
@@ -628,7 +627,6 @@ def test_bounded_load(world):
         status, _, _ = world.api(world.a, "POST", "/v1/trace", {"selection": {"job": "nosuchjob"}, "steps": 1})
         assert status == 404
         requests += 1
-        if time.monotonic() > deadline + 120:
-            break
-    assert requests > 50
-    assert peak_rss_mb(world.a.proc.pid) < MEMORY_BOUND_MB
+    peak = peak_rss_mb(world.a.proc.pid)
+    print(f"load: {requests} requests beside 300 idle connections and 40,000 datagrams; peak RSS {peak:.0f} MB")
+    assert peak < MEMORY_BOUND_MB
