@@ -455,6 +455,7 @@ void CaptureManager::FailExitedTargetsLocked() {
       t.state = TargetState::kFailed;
       t.detail = t.first_step >= 0 ? fmt::format("the process exited (pid {} is gone) after starting at step {}", t.pid, t.first_step)
                                    : fmt::format("the process exited (pid {} is gone) before producing its file", t.pid);
+      DiscardStaging(c, t);
     }
   }
 }
@@ -481,6 +482,11 @@ void CaptureManager::CancelAtCollector(const Capture& c, const CaptureTarget& t)
   if (auto p = registry_->Get(t.pid)) (void)send_(p->collector_address, {{"op", "cancel"}, {"id", c.id}});
 }
 
+void CaptureManager::DiscardStaging(const Capture& c, const CaptureTarget& t) const {
+  if (t.via != kKinetoClient || !options_.kineto_staging) return;
+  options_.kineto_staging->Discard({c.id, t.pid, c.owner.uid, c.owner.gid, t.BaseName()}, nullptr);
+}
+
 void CaptureManager::CheckDeadlinesLocked(Clock::time_point now) {
   for (auto& c : captures_) {
     if (c.finished() || now < c.deadline) continue;
@@ -490,6 +496,7 @@ void CaptureManager::CheckDeadlinesLocked(Clock::time_point now) {
       t.detail = fmt::format("timed out after {} s: {}", timeout_s, TimeoutReason(t));
       t.state = TargetState::kFailed;
       CancelAtCollector(c, t);
+      DiscardStaging(c, t);
     }
   }
 }

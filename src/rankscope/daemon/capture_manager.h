@@ -106,6 +106,7 @@ class CaptureManager {
   void CheckDeadlinesLocked(Clock::time_point now);
   std::string TimeoutReason(const CaptureTarget& t) const;
   void CancelAtCollector(const Capture& c, const CaptureTarget& t);
+  void DiscardStaging(const Capture& c, const CaptureTarget& t) const;
   void SaveFinished(std::unique_lock<std::mutex>& lock);
   void SaveBesideTraces(Capture& c) const;
   Status WriteManifest(const Capture& c) const;

@@ -49,11 +49,6 @@ StatusOr<std::unique_ptr<KinetoStaging>> KinetoStaging::Open(const std::string& 
     dir = OpenChecked(templ);
     if (!dir.ok()) return dir.status();
   }
-  // Leftovers of an earlier run are ours (nobody else can write here): start clean.
-  dir->Walk([&](const WalkEntry& e) {
-    (void)dir->RemoveTree(e.relative);
-    return false;
-  }, 1);
   RANKSCOPE_ASSIGN_OR_RETURN(DirHandle tmp, DirHandle::OpenPath("/tmp"));
   return std::unique_ptr<KinetoStaging>(new KinetoStaging(std::move(*dir), std::move(tmp)));
 }
