@@ -13,6 +13,7 @@
 #include "rankscope/report/analysis_report_text.h"
 #include "rankscope/report/cluster_report_text.h"
 #include "rankscope/report/findings_report_text.h"
+#include "rankscope/report/job_html.h"
 #include "rankscope/report/progress.h"
 #include "rankscope/report/telemetry_report_text.h"
 
@@ -23,6 +24,7 @@ struct AnalyzeCommandOptions {
   JobInputs inputs;
   AnalyzeOptions analysis;
   std::string json_path;
+  std::string html_path;  // --html: the web UI's views in one file (docs/ui.md)
   std::optional<int64_t> rank;
   size_t top = 10;
   double kernel_wait_us = kDefaultKernelWaitThresholdNs / 1000.0;
@@ -77,6 +79,12 @@ int RunAnalyze(AnalyzeCommandOptions opt) {
     return 1;
   }
   JobReport& report = *job;
+  if (!opt.html_path.empty()) {  // before --rank narrows the ranks: the views show every rank
+    if (Status s = WriteJobHtml(report, opt.html_path); !s.ok()) {
+      fmt::print(stderr, "rankscope: error: {}\n", s.message());
+      return 1;
+    }
+  }
   if (opt.rank) {  // the diagnosis covers every rank; --rank narrows the per-rank report to one
     std::erase_if(report.ranks, [&](const RankSummary& r) { return r.rank.rank != *opt.rank; });
     if (report.ranks.empty()) {
@@ -101,6 +109,8 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
                                                 "slow ranks and nodes, abnormal functions, what fixing them is worth");
   cmd->add_option("paths", opt->inputs.paths, "Trace files or directories of them (.json, .json.gz)")->required();
   cmd->add_option("--json", opt->json_path, "Also write the report as JSON to FILE ('-': stdout only)");
+  cmd->add_option("--html", opt->html_path, "Also write the web UI's views with the job's data as one self-contained "
+                                           "HTML file (opens offline)");
   cmd->add_option("--rank", opt->rank, "Report only this rank");
   cmd->add_option("--steps", opt->analysis.steps, "Window = profiler steps A..B (A:B, A:, :B or A)");
   cmd->add_option("--window", opt->analysis.window, "Window when --steps is not given: auto (steps, else GPU span, else CPU "

@@ -10,11 +10,7 @@
 namespace rankscope {
 namespace {
 
-struct Sample {
-  uint32_t rank;
-  double value_ns, calls;
-  int64_t per_call_ns;
-};
+using Sample = FunctionSample;
 
 // Python frames of builtins name the object they are bound to ("<built-in method run_backward
 // of torch._C._EngineBase object at 0x7f09102c7100>"): the address differs between processes,
@@ -145,14 +141,27 @@ std::string_view FunctionKindName(FunctionKind k) {
   return "kernel";
 }
 
+std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummary>& ranks,
+                                                    const std::vector<RankMetrics>& metrics) {
+  Collector c(ranks, metrics);
+  c.Collect();
+  std::vector<FunctionSamples> out;
+  out.reserve(c.samples().size());
+  for (auto& [key, raw] : c.samples()) {
+    std::vector<Sample> samples = c.SamplesWithZeros(key, std::move(raw));
+    std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.rank < b.rank; });
+    out.push_back({key.kind, key.name, key.detail, std::move(samples)});
+  }
+  return out;
+}
+
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>& ranks,
                                                   const std::vector<RankMetrics>& metrics, const OutlierRule& rule,
                                                   double min_excess_ns) {
-  Collector c(ranks, metrics);
-  c.Collect();
   std::vector<FunctionOutlier> out;
-  for (auto& [key, raw] : c.samples()) {
-    const std::vector<Sample> samples = c.SamplesWithZeros(key, std::move(raw));
+  for (const FunctionSamples& f : CollectFunctionSamples(ranks, metrics)) {
+    const FunctionKey key{f.kind, f.name, f.detail};
+    const std::vector<Sample>& samples = f.samples;
     std::vector<double> values, calls;
     std::vector<int64_t> per_call;
     for (const Sample& s : samples) {

@@ -42,6 +42,25 @@ struct FunctionOutlier {
   size_t compared = 0;       // ranks compared
 };
 
+// One function's time per step on every rank it is compared on (the values the robust rule
+// sees): ranks whose complete table lacks the function are there with 0; ranks whose table was
+// capped and lacks it are not.
+struct FunctionSample {
+  uint32_t rank = 0;         // index of the summary
+  double value_ns = 0;       // time per step
+  double calls = 0;          // calls per step
+  int64_t per_call_ns = 0;   // median call
+};
+struct FunctionSamples {
+  FunctionKind kind = FunctionKind::kKernel;
+  std::string name;
+  std::string detail;
+  std::vector<FunctionSample> samples;  // by rank index
+};
+// Every function of every rank, by kind, name and detail.
+std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummary>& ranks,
+                                                    const std::vector<RankMetrics>& metrics);
+
 // Worst first (largest excess).
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>& ranks,
                                                   const std::vector<RankMetrics>& metrics, const OutlierRule& rule,

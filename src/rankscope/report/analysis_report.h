@@ -13,6 +13,8 @@ inline constexpr const char* kReportSchema = "rankscope.report/2";
 
 nlohmann::json RankSummaryToJson(const RankSummary& r, double flag_share);
 nlohmann::json AnalysisReportToJson(const JobReport& report);
+// Every top-level field but "ranks" (small whatever the number of ranks; the web UI's overview).
+nlohmann::json ReportHeadJson(const JobReport& report);
 // The same document, written one rank at a time: memory holds one rank's JSON, not the job's.
 void WriteAnalysisReportJson(const JobReport& report, std::ostream& out);
 

@@ -220,8 +220,10 @@ json TelemetryToJson(const JobReport& rep) {
   return {{"nodes", nodes}};
 }
 
+}  // namespace
+
 // Everything but "ranks": small whatever the number of ranks.
-json ReportHead(const JobReport& rep) {
+json ReportHeadJson(const JobReport& rep) {
   std::optional<int64_t> world;
   std::string backend;
   for (const RankSummary& r : rep.ranks) {
@@ -247,6 +249,8 @@ json ReportHead(const JobReport& rep) {
   };
 }
 
+namespace {
+
 // `text` (a value dumped with indent 1) moved `levels` levels deeper.
 std::string Indented(std::string text, int levels) {
   const std::string pad(static_cast<size_t>(levels), ' ');
@@ -262,7 +266,7 @@ std::string Indented(std::string text, int levels) {
 }  // namespace
 
 nlohmann::json AnalysisReportToJson(const JobReport& rep) {
-  json report = ReportHead(rep);
+  json report = ReportHeadJson(rep);
   json ranks = json::array();
   for (const RankSummary& r : rep.ranks) ranks.push_back(RankSummaryToJson(r, rep.options.flag_share));
   report["ranks"] = std::move(ranks);
@@ -270,7 +274,7 @@ nlohmann::json AnalysisReportToJson(const JobReport& rep) {
 }
 
 void WriteAnalysisReportJson(const JobReport& rep, std::ostream& out) {
-  const json head = ReportHead(rep);
+  const json head = ReportHeadJson(rep);
   bool first = true;
   auto key = [&](const std::string& k) {
     out << (first ? "{\n " : ",\n ") << json(k).dump() << ": ";
