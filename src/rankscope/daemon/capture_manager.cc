@@ -287,30 +287,36 @@ void CaptureManager::OnCollectorReport(int32_t pid, const nlohmann::json& msg) {
         t->detail = fmt::format("started late, at step {} instead of {}", t->first_step, t->start_step);
       }
     } else if (*state == "done") {
-      // Only the file it was asked for, and only a regular file (lstat: not a symlink).
-      const std::string expected = c->kind == Capture::Kind::kTrace ? t->TraceFileName() : t->StacksFileName();
-      auto dir = out_->OpenCaptureDir(c->job, c->id);
-      auto st = *file != expected ? StatusOr<struct stat>(NotFound("it named '{}'", Clip(*file, 64)))
-                : dir.ok()      ? dir->StatEntry(expected)
-                                : StatusOr<struct stat>(dir.status());
-      if (!st.ok() || !S_ISREG(st->st_mode)) {
-        t->state = TargetState::kFailed;
-        t->detail = fmt::format("the collector reported {} done but it is not a regular file in {}", expected, c->dir.string());
-      } else {
-        t->state = TargetState::kDone;
-        t->file = (c->dir / expected).string();
-        // A snapshot may come with the collector's flight-recorder dump (docs/hang.md): a
-        // regular file of a plain name in the same directory.
-        auto fr = StringField(msg, "fr_file", 255);
-        auto fr_st = fr.ok() && IsPlainName(*fr) && dir.ok() ? dir->StatEntry(*fr) : StatusOr<struct stat>(NotFound("none"));
-        if (fr_st.ok() && S_ISREG(fr_st->st_mode)) t->extra_file = (c->dir / *fr).string();
-      }
+      MarkDoneLocked(*c, *t, *file, msg);
     } else if (*state == "failed") {
       t->state = TargetState::kFailed;
       t->detail = "the collector failed: " + (error->empty() ? std::string("no reason given") : Clip(*error, kMaxReportText));
     }
   }
   cv_.notify_all();
+}
+
+void CaptureManager::MarkDoneLocked(const Capture& c, CaptureTarget& t, const std::string& file,
+                                    const nlohmann::json& msg) {
+  // Only the file it was asked for, and only a regular file (lstat: not a symlink).
+  const std::string expected = c.kind == Capture::Kind::kTrace ? t.TraceFileName() : t.StacksFileName();
+  auto dir = out_->OpenCaptureDir(c.job, c.id);
+  auto regular = [&](const std::string& name) {
+    auto st = dir.ok() ? dir->StatEntry(name) : StatusOr<struct stat>(dir.status());
+    return st.ok() && S_ISREG(st->st_mode);
+  };
+  if (file != expected || !regular(expected)) {
+    t.state = TargetState::kFailed;
+    t.detail = fmt::format("the collector reported {} done but {} is not a regular file in {}", Clip(file, 64),
+                           expected, c.dir.string());
+    return;
+  }
+  t.state = TargetState::kDone;
+  t.file = (c.dir / expected).string();
+  // A snapshot may come with the collector's flight-recorder dump (docs/hang.md): a regular
+  // file of a plain name in the same directory.
+  auto fr = StringField(msg, "fr_file", 255);
+  if (fr.ok() && IsPlainName(*fr) && regular(*fr)) t.extra_file = (c.dir / *fr).string();
 }
 
 void CaptureManager::OnAutoTrigger(const ProcessInfo& from, const nlohmann::json& msg) {

@@ -94,6 +94,7 @@ class CaptureManager {
                                   const std::vector<nlohmann::json>& messages);
   void DeliverToCollector(CaptureTarget& t, const ProcessInfo& p, const nlohmann::json& msg);
   Capture* FindLocked(const std::string& id);
+  void MarkDoneLocked(const Capture& c, CaptureTarget& t, const std::string& file, const nlohmann::json& msg);
   void RememberLocked(Capture c);
 
   // The watcher thread: one pass per tick, one step per function.
