@@ -18,7 +18,6 @@ import os
 import pathlib
 import pwd
 import shutil
-import signal
 import stat
 import subprocess
 import sys
