@@ -215,7 +215,10 @@ class World:
 
     def clear_out(self, daemon):
         for p in daemon.out_dir.iterdir():
-            shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
 
 
 @pytest.fixture(scope="module")
