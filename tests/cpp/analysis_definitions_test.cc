@@ -8,7 +8,7 @@
 
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/analysis/collectives.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 
 namespace rankscope {
 namespace {
@@ -43,7 +43,7 @@ json Launch(double ts, double dur, int64_t correlation, const char* name = "cuda
 RankSummary Analyze(const json& events, std::optional<std::pair<double, double>> window_us = std::nullopt,
                     const CommPatterns* patterns = nullptr) {
   const std::string text = json{{"traceEvents", events}}.dump();
-  auto model = ReadKinetoTraceBytes(text, "test.json");
+  auto model = ReadTraceBytes(text, "test.json");
   EXPECT_TRUE(model.ok()) << model.status().message();
   AnalysisOptions opt;
   opt.comm_patterns = patterns;
@@ -276,7 +276,7 @@ TEST(Definitions, StepSelection) {
   const std::string text = json{{"traceEvents", {Slice("user_annotation", "ProfilerStep#3", 0, 10),
                                                  Slice("user_annotation", "ProfilerStep#4", 10, 20),
                                                  Slice("user_annotation", "ProfilerStep#5", 30, 40)}}}.dump();
-  auto model = ReadKinetoTraceBytes(text, "steps.json");
+  auto model = ReadTraceBytes(text, "steps.json");
   ASSERT_TRUE(model.ok());
   AnalysisOptions opt;
   ASSERT_TRUE(ParseStepRange("4:", &opt.window).ok());
@@ -371,7 +371,7 @@ TEST(Definitions, MemoryPeakAndAllocators) {
 // Tables keep their worst rows and count the rest, so a summary stays bounded.
 TEST(Definitions, TablesAreCappedWorstFirst) {
   const std::string text = json{{"traceEvents", {Kernel("a", 0, 30, 7), Kernel("b", 30, 20, 7), Kernel("c", 50, 10, 7)}}}.dump();
-  auto model = ReadKinetoTraceBytes(text, "cap.json");
+  auto model = ReadTraceBytes(text, "cap.json");
   ASSERT_TRUE(model.ok());
   AnalysisOptions opt;
   opt.max_rows = 2;

@@ -40,7 +40,7 @@ IntervalSet HostCompute(const TraceModel& m, const std::vector<uint32_t>& order)
   // At most one interval per CPU op: reserved pages that are never filled cost no memory.
   set.reserve(static_cast<size_t>(std::count(s.category.begin(), s.category.end(), Category::kCpuOp)));
   for (const uint32_t i : order) {  // in start order, so Append builds the union
-    if (s.category[i] != Category::kCpuOp) continue;
+    if (s.kind[i] != ActivityKind::kHostOp) continue;
     if (std::binary_search(comm_tracks.begin(), comm_tracks.end(), s.track[i])) continue;
     set.Append(s.ts[i], s.ts[i] + s.dur[i]);
   }

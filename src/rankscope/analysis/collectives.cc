@@ -46,8 +46,8 @@ class Builder {
       : m_(m), w_(w), in_(in), out_(out) {
     for (size_t k = 0; k < m.collectives.size(); ++k) {
       const CollectiveInfo& c = m.collectives[k];
-      const Category cat = m.slices.category[c.slice];
-      if (!IsGpuActivity(cat) && c.source == CollectiveSource::kArgs && m.slices.external_id[c.slice] != kNoId) {
+      const ActivityKind kind = m.slices.kind[c.slice];
+      if (!IsDeviceActivity(kind) && c.source == CollectiveSource::kArgs && m.slices.external_id[c.slice] != kNoId) {
         by_external_id_.emplace_back(m.slices.external_id[c.slice], static_cast<uint32_t>(k));
       }
     }
@@ -209,7 +209,7 @@ void Builder::Finish() {
 std::vector<const CollectiveInfo*> CpuCollectives(const TraceModel& m) {
   std::vector<const CollectiveInfo*> annotations, ops;
   for (const CollectiveInfo& c : m.collectives) {
-    if (IsGpuActivity(m.slices.category[c.slice])) continue;
+    if (IsDeviceActivity(m.slices.kind[c.slice])) continue;
     if (m.Str(c.collective_name) == "wait") continue;  // c10d's Work::wait, not a collective
     (c.source == CollectiveSource::kAnnotationShape ? annotations : ops).push_back(&c);
   }

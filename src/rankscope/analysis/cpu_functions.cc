@@ -19,7 +19,7 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
   std::vector<FunctionStat> rows;
   FunctionAccumulator acc(w, busy);  // `order` is by start: instances come in start order
   for (const uint32_t i : order) {
-    if (!pick(s.category[i])) continue;
+    if (!pick(s.kind[i])) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
     if (!w.Touches(start, end)) continue;
     uint32_t& row = row_of_name[s.name[i]];
@@ -69,7 +69,7 @@ std::vector<uint32_t> PathNodes(const TraceModel& m, PathTrie& trie) {
   const SliceTable& s = m.slices;
   std::vector<std::pair<int64_t, uint32_t>> by_id;  // Python id -> slice
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] == Category::kPythonFunction && s.detail[i] != kNoDetail && m.python[s.detail[i]].python_id != kNoId) {
+    if (s.kind[i] == ActivityKind::kPythonFrame && s.detail[i] != kNoDetail && m.python[s.detail[i]].python_id != kNoId) {
       by_id.emplace_back(m.python[s.detail[i]].python_id, static_cast<uint32_t>(i));
     }
   }
@@ -82,7 +82,7 @@ std::vector<uint32_t> PathNodes(const TraceModel& m, PathTrie& trie) {
   std::vector<uint32_t> node(m.python.size(), kUnset);
   std::vector<uint32_t> chain;  // frames whose node is not known yet, leaf first
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] != Category::kPythonFunction || s.detail[i] == kNoDetail) continue;
+    if (s.kind[i] != ActivityKind::kPythonFrame || s.detail[i] == kNoDetail) continue;
     chain.clear();
     int64_t cur = static_cast<int64_t>(i);
     // Walk up until a frame with a known node or a root; a cycle in corrupt ids stops at depth.
@@ -119,14 +119,14 @@ std::string ThreadLabel(const TraceModel& m, uint32_t track) {
 FunctionTable BuildRuntimeCallTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                                     const IntervalSet& busy, size_t max_rows) {
   return ByName(m, order, w, busy, max_rows,
-                [](Category c) { return c == Category::kCudaRuntime || c == Category::kCudaDriver; },
+                [](ActivityKind c) { return c == ActivityKind::kRuntimeCall || c == ActivityKind::kDriverCall; },
                 [](StringId) { return false; });
 }
 
 FunctionTable BuildCpuOpTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                               const IntervalSet& busy, size_t max_rows) {
   // 2021 traces file ProfilerStep#N under "Operator": it is the step, not an op.
-  return ByName(m, order, w, busy, max_rows, [](Category c) { return c == Category::kCpuOp; },
+  return ByName(m, order, w, busy, max_rows, [](ActivityKind c) { return c == ActivityKind::kHostOp; },
                 [&](StringId name) { return m.Str(name).starts_with("ProfilerStep#"); });
 }
 
@@ -140,7 +140,7 @@ FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32
   std::vector<std::pair<uint32_t, uint32_t>> keys;  // row -> (node, track)
   FunctionAccumulator acc(w, busy);  // `order` is by start: instances come in start order
   for (const uint32_t i : order) {
-    if (s.category[i] != Category::kPythonFunction || s.detail[i] == kNoDetail) continue;
+    if (s.kind[i] != ActivityKind::kPythonFrame || s.detail[i] == kNoDetail) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
     if (!w.Touches(start, end) || node[s.detail[i]] >= PathTrie::kRoot - 1) continue;
     const uint64_t key = (static_cast<uint64_t>(node[s.detail[i]]) << 32) | s.track[i];

@@ -57,7 +57,8 @@ class MemorySource final : public ByteSource {
   size_t pos_ = 0;
 };
 
-// Re-serves bytes that were read ahead to sniff the format, then the rest of the source.
+// Re-serves bytes that were read ahead to sniff the compression or the format, then the rest of
+// the source.
 class PrefixedSource final : public ByteSource {
  public:
   PrefixedSource(std::string prefix, std::unique_ptr<ByteSource> rest)
@@ -72,6 +73,7 @@ class PrefixedSource final : public ByteSource {
     return rest_->Read(dst, max);
   }
   uint64_t raw_bytes_consumed() const override { return rest_->raw_bytes_consumed(); }
+  bool is_gzip() const override { return rest_->is_gzip(); }
 
  private:
   std::string prefix_;
@@ -201,6 +203,21 @@ const char* FileKind(mode_t mode) {
 }
 
 }  // namespace
+
+StatusOr<std::string> PeekHead(std::unique_ptr<ByteSource>* source, size_t max) {
+  std::string head(max, '\0');
+  size_t n = 0;
+  while (n < max) {
+    RANKSCOPE_ASSIGN_OR_RETURN(size_t got, (*source)->Read(head.data() + n, max - n));
+    if (got == 0) break;
+    n += got;
+  }
+  head.resize(n);
+  const uint64_t hint = (*source)->size_hint();
+  *source = std::make_unique<PrefixedSource>(head, std::move(*source));
+  (*source)->set_size_hint(hint);
+  return head;
+}
 
 StatusOr<std::unique_ptr<ByteSource>> OpenTraceFile(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).

@@ -6,10 +6,10 @@
 
 #include "rankscope/ingest/trace_model.h"
 
-namespace rankscope {
+namespace rankscope::kineto {
 
 // `value` is the JSON text of the value (empty when it exceeded the reader's size limit).
 // Problems are recorded in model->stats.ignored_fields; nothing here is fatal.
 void ApplyTopLevelValue(std::string_view key, std::string_view value, uint64_t offset, TraceModel* model);
 
-}  // namespace rankscope
+}  // namespace rankscope::kineto

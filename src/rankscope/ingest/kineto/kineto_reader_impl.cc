@@ -1,15 +1,15 @@
-// The per-CPU-target body of the reader: tokenizer -> event parser -> model builder.
+// The per-CPU-target body of the Kineto reader: tokenizer -> event parser -> model builder.
 // Compiled once per target with RANKSCOPE_TARGET_NS set (see CMakeLists.txt).
-#include "rankscope/ingest/kineto_reader_impl.h"
+#include "rankscope/ingest/kineto/kineto_reader_impl.h"
 
 #include <algorithm>
 
-#include "rankscope/ingest/event_parser.h"
-#include "rankscope/ingest/model_builder.h"
-#include "rankscope/ingest/top_level_parser.h"
-#include "rankscope/ingest/trace_tokenizer.h"
+#include "rankscope/ingest/kineto/event_parser.h"
+#include "rankscope/ingest/kineto/model_builder.h"
+#include "rankscope/ingest/kineto/top_level_parser.h"
+#include "rankscope/ingest/kineto/trace_tokenizer.h"
 
-namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 namespace {
 
 // Sizes the big tables for a trace of `json_bytes` so that they do not grow by copying. Kineto
@@ -40,10 +40,11 @@ Status ReadTraceInto(ByteSource* source, const ReaderOptions& options, TraceMode
       [&](char* data, size_t size, uint64_t offset) {
         return parser.TryParseChunk(data, size, TraceTokenizer::kChunkSlack, offset);
       });
+  builder.Finish();
   model->stats.json_bytes = tokenizer.bytes_read();
   model->stats.chunks = tokenizer.chunks();
   model->stats.chunk_guesses_missed = tokenizer.wrong_guesses();
   return status;
 }
 
-}  // namespace rankscope::RANKSCOPE_TARGET_NS
+}  // namespace rankscope::kineto::RANKSCOPE_TARGET_NS

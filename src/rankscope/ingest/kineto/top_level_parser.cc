@@ -1,11 +1,11 @@
-#include "rankscope/ingest/top_level_parser.h"
+#include "rankscope/ingest/kineto/top_level_parser.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include <charconv>
+#include "rankscope/base/parse_int.h"
 
-namespace rankscope {
+namespace rankscope::kineto {
 namespace {
 
 using simdjson::dom::element;
@@ -16,12 +16,7 @@ std::optional<int64_t> AsInt(element e) {
   uint64_t u;
   if (e.get_uint64().get(u) == simdjson::SUCCESS) return std::nullopt;  // > INT64_MAX
   std::string_view s;  // some producers quote numbers
-  if (e.get_string().get(s) == simdjson::SUCCESS) {
-    int64_t parsed = 0;
-    const char* end = s.data() + s.size();
-    auto [ptr, ec] = std::from_chars(s.data(), end, parsed);
-    if (ec == std::errc() && ptr == end && !s.empty()) return parsed;
-  }
+  if (e.get_string().get(s) == simdjson::SUCCESS) return ParseInt(s);
   return std::nullopt;
 }
 
@@ -144,4 +139,4 @@ void ApplyTopLevelValue(std::string_view key, std::string_view value, uint64_t o
   }
 }
 
-}  // namespace rankscope
+}  // namespace rankscope::kineto

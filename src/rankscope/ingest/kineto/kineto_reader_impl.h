@@ -1,4 +1,4 @@
-// Declarations of the per-target reader bodies, for kineto_reader.cc to dispatch between.
+// Declarations of the per-target reader bodies, for kineto_format.cc to dispatch between.
 #pragma once
 
 #include "rankscope/base/status.h"
@@ -6,11 +6,11 @@
 #include "rankscope/ingest/reader_options.h"
 #include "rankscope/ingest/trace_model.h"
 
-namespace rankscope {
+namespace rankscope::kineto {
 namespace haswell {
 Status ReadTraceInto(ByteSource* source, const ReaderOptions& options, TraceModel* model);
 }
 namespace generic {
 Status ReadTraceInto(ByteSource* source, const ReaderOptions& options, TraceModel* model);
 }
-}  // namespace rankscope
+}  // namespace rankscope::kineto

@@ -1,12 +1,12 @@
-#include "rankscope/ingest/trace_tokenizer.h"
+#include "rankscope/ingest/kineto/trace_tokenizer.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
-#include "rankscope/ingest/json_block_scanner.h"
+#include "rankscope/ingest/kineto/json_block_scanner.h"
 
-namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 namespace {
 
 constexpr size_t kInitialWindow = 4u << 20;
@@ -347,4 +347,4 @@ StatusOr<TraceTokenizer::ExactCut> TraceTokenizer::FindExactCut(uint64_t chunk_s
   }
 }
 
-}  // namespace rankscope::RANKSCOPE_TARGET_NS
+}  // namespace rankscope::kineto::RANKSCOPE_TARGET_NS

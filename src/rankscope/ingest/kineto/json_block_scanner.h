@@ -4,7 +4,7 @@
 //
 // The string/escape logic is simdjson's stage-1 algorithm (odd backslash runs escape the next
 // byte; an unescaped quote toggles "in string"; prefix-XOR turns toggles into a mask). This file
-// is compiled once per CPU target (see kineto_reader.cc); the SIMD width follows the flags.
+// is compiled once per CPU target (see kineto_format.cc); the SIMD width follows the flags.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@
 #endif
 
 // Per-target namespace: the same function compiled for two targets must not share a symbol.
-namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 
 // Carried from one 64-byte block to the next.
 struct ScanCarry {
@@ -119,4 +119,4 @@ inline BlockMasks ScanBlock(const uint8_t* p, ScanCarry& carry) {
                     MatchMask(p, ',') & outside};
 }
 
-}  // namespace rankscope::RANKSCOPE_TARGET_NS
+}  // namespace rankscope::kineto::RANKSCOPE_TARGET_NS

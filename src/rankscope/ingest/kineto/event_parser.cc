@@ -1,13 +1,12 @@
-#include "rankscope/ingest/event_parser.h"
+#include "rankscope/ingest/kineto/event_parser.h"
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "rankscope/base/decimal.h"
-#include "rankscope/ingest/category.h"
+#include "rankscope/base/parse_int.h"
+#include "rankscope/ingest/kineto/categories.h"
 
-namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 namespace {
 
 namespace od = simdjson::ondemand;
@@ -86,10 +85,8 @@ error_code ReadStreamArg(od::value& value, RawEvent& ev) {
   if (value.get_string().get(text) == simdjson::SUCCESS) {
     const int base = text.substr(0, 2) == "0x" ? 16 : 10;
     if (base == 16) text.remove_prefix(2);
-    int64_t stream = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), stream, base);
-    if (ec == std::errc() && ptr == text.data() + text.size() && !text.empty()) {
-      ev.stream = stream;
+    if (const std::optional<int64_t> stream = ParseInt(text, base)) {
+      ev.stream = *stream;
       ev.present |= RawEvent::kStream;
     }
     return simdjson::SUCCESS;
@@ -588,4 +585,4 @@ bool EventParser::TryParseChunk(char* data, size_t size, size_t slack, uint64_t 
   return false;
 }
 
-}  // namespace rankscope::RANKSCOPE_TARGET_NS
+}  // namespace rankscope::kineto::RANKSCOPE_TARGET_NS

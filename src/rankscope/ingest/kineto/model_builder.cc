@@ -1,21 +1,19 @@
-#include "rankscope/ingest/model_builder.h"
+#include "rankscope/ingest/kineto/model_builder.h"
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include "rankscope/base/parse_int.h"
 
-namespace rankscope {
+namespace rankscope::kineto {
 namespace {
 
 bool IsMemoryInstant(std::string_view name) { return name == "[memory]"; }
 
 // "stream 7" -> 7 (2021 traces name GPU tids this way).
-bool ParseStreamText(std::string_view text, int64_t* out) {
+std::optional<int64_t> ParseStreamText(std::string_view text) {
   constexpr std::string_view kPrefix = "stream ";
   if (text.substr(0, kPrefix.size()) == kPrefix) text.remove_prefix(kPrefix.size());
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end;
+  return ParseInt(text);
 }
 
 }  // namespace
@@ -45,20 +43,22 @@ uint32_t ModelBuilder::TrackFor(const RawEvent& ev) {
   return it->second;
 }
 
-Category ModelBuilder::CountCategory(const RawEvent& ev, FlowKind* flow_kind) {
+ActivityKind ModelBuilder::CountCategory(const RawEvent& ev, FlowKind* flow_kind) {
   IngestStats& stats = model_->stats;
   *flow_kind = FlowKind::kOther;
   if (ev.category_spelling >= 0) {
-    ++stats.by_known_category[ev.category_spelling];
-    *flow_kind = kKnownCategories[ev.category_spelling].flow_kind;
-    return kKnownCategories[ev.category_spelling].category;
+    ++by_known_category_[ev.category_spelling];
+    const CategorySpelling& spelling = kKnownCategories[ev.category_spelling];
+    *flow_kind = spelling.flow_kind;
+    if (spelling.dma_is_memcpy && ev.name.starts_with("dma")) return ActivityKind::kDeviceMemcpy;
+    return spelling.kind;
   }
   if (!ev.has(RawEvent::kCat)) {
     ++stats.without_category;
-    return Category::kNone;
+    return ActivityKind::kNone;
   }
-  ++stats.by_other_category[std::string(ev.cat)];
-  return Category::kOther;
+  ++stats.by_category[std::string(ev.cat)];
+  return ActivityKind::kOther;
 }
 
 void ModelBuilder::Add(const RawEvent& ev) {
@@ -74,7 +74,7 @@ void ModelBuilder::Add(const RawEvent& ev) {
   }
   ++stats.by_phase[static_cast<unsigned char>(ev.ph) & 0x7F];
   FlowKind flow_kind;
-  const Category cat = CountCategory(ev, &flow_kind);
+  const ActivityKind kind = CountCategory(ev, &flow_kind);
   if (ev.ignored_field != nullptr) stats.ignored_fields.Add(ev.ignored_field, ev.offset);
 
   switch (ev.ph) {
@@ -82,17 +82,17 @@ void ModelBuilder::Add(const RawEvent& ev) {
       if (!ev.has(RawEvent::kTs)) return stats.skipped.Add("complete event (ph X) without ts", ev.offset);
       if (!ev.has(RawEvent::kDur)) return stats.skipped.Add("complete event (ph X) without dur", ev.offset);
       if (ev.dur < 0) return stats.skipped.Add("complete event (ph X) with negative dur", ev.offset);
-      return AddSlice(ev, cat);
+      return AddSlice(ev, kind);
     case 'i':
     case 'I':
       if (!ev.has(RawEvent::kTs)) return stats.skipped.Add("instant event without ts", ev.offset);
-      return AddInstant(ev, cat);
+      return AddInstant(ev, kind);
     case 's':
     case 'f':
     case 't':
       if (!ev.has(RawEvent::kTs)) return stats.skipped.Add("flow event without ts", ev.offset);
       if (!ev.has(RawEvent::kId)) return stats.skipped.Add("flow event without id", ev.offset);
-      return AddFlow(ev, cat == Category::kFlow ? flow_kind : FlowKind::kOther);
+      return AddFlow(ev, kind == ActivityKind::kFlow ? flow_kind : FlowKind::kOther);
     case 'M':
       return AddMetadata(ev);
     default:
@@ -100,7 +100,7 @@ void ModelBuilder::Add(const RawEvent& ev) {
   }
 }
 
-void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
+void ModelBuilder::AddSlice(const RawEvent& ev, ActivityKind kind) {
   SliceTable& s = model_->slices;
   const uint32_t track = TrackFor(ev);
   const auto row = static_cast<uint32_t>(s.size());
@@ -108,13 +108,13 @@ void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
   s.dur.push_back(ev.dur);
   s.name.push_back(model_->strings.Intern(ev.name));
   s.track.push_back(track);
-  s.category.push_back(cat);
+  s.kind.push_back(kind);
   s.correlation.push_back(ev.has(RawEvent::kCorrelation) ? ev.correlation : kNoId);
   s.external_id.push_back(ev.has(RawEvent::kExternalId) ? ev.external_id : kNoId);
-  if (IsGpuActivity(cat)) {
+  if (IsDeviceActivity(kind)) {
     s.detail.push_back(static_cast<uint32_t>(model_->gpu.size()));
     AddGpuInfo(ev, track);
-  } else if (cat == Category::kPythonFunction) {
+  } else if (kind == ActivityKind::kPythonFrame) {
     s.detail.push_back(static_cast<uint32_t>(model_->python.size()));
     model_->python.push_back(PythonFrameInfo{
         ev.has(RawEvent::kPythonId) ? ev.python_id : kNoId,
@@ -122,7 +122,7 @@ void ModelBuilder::AddSlice(const RawEvent& ev, Category cat) {
   } else {
     s.detail.push_back(kNoDetail);
   }
-  if (ev.has(RawEvent::kFwdThreadId) && cat == Category::kCpuOp) {
+  if (ev.has(RawEvent::kFwdThreadId) && kind == ActivityKind::kHostOp) {
     (ev.fwd_thread_id != 0 ? model_->backward_ops : model_->forward_ops).push_back(row);
   }
   if (ev.has(RawEvent::kCollectiveName)) {
@@ -162,8 +162,8 @@ void ModelBuilder::AddGpuInfo(const RawEvent& ev, uint32_t track) {
     stream = ev.stream;
   } else if (!t.tid.is_string) {
     stream = t.tid.value;
-  } else if (!ParseStreamText(model_->strings.Get(static_cast<StringId>(t.tid.value)), &stream)) {
-    stream = -1;
+  } else {
+    stream = ParseStreamText(model_->strings.Get(static_cast<StringId>(t.tid.value))).value_or(-1);
   }
   g.stream = static_cast<int32_t>(stream);
   for (int i = 0; i < 3; ++i) {
@@ -194,14 +194,14 @@ void ModelBuilder::AddCollective(const RawEvent& ev, uint32_t slice) {
   model_->collectives.push_back(c);
 }
 
-void ModelBuilder::AddInstant(const RawEvent& ev, Category cat) {
+void ModelBuilder::AddInstant(const RawEvent& ev, ActivityKind kind) {
   const uint32_t track = TrackFor(ev);
   if (IsMemoryInstant(ev.name)) return AddMemory(ev, track);
   InstantTable& t = model_->instants;
   t.ts.push_back(ev.ts);
   t.name.push_back(model_->strings.Intern(ev.name));
   t.track.push_back(track);
-  t.category.push_back(cat);
+  t.kind.push_back(kind);
 }
 
 void ModelBuilder::AddMemory(const RawEvent& ev, uint32_t track) {
@@ -253,7 +253,7 @@ ModelBuilder::Checkpoint ModelBuilder::MakeCheckpoint() const {
   const TraceModel& m = *model_;
   return Checkpoint{m.slices.size(), m.gpu.size(),         m.python.size(),    m.collectives.size(),
                     m.forward_ops.size(), m.backward_ops.size(), m.instants.size(), m.memory.size(),
-                    m.flows.size(),  m.stats};
+                    m.flows.size(),  m.stats, by_known_category_};
 }
 
 void ModelBuilder::Rollback(const Checkpoint& c) {
@@ -263,7 +263,7 @@ void ModelBuilder::Rollback(const Checkpoint& c) {
   s.dur.resize(c.slices);
   s.name.resize(c.slices);
   s.track.resize(c.slices);
-  s.category.resize(c.slices);
+  s.kind.resize(c.slices);
   s.correlation.resize(c.slices);
   s.external_id.resize(c.slices);
   s.detail.resize(c.slices);
@@ -275,10 +275,18 @@ void ModelBuilder::Rollback(const Checkpoint& c) {
   m.instants.ts.resize(c.instants);
   m.instants.name.resize(c.instants);
   m.instants.track.resize(c.instants);
-  m.instants.category.resize(c.instants);
+  m.instants.kind.resize(c.instants);
   m.memory.resize(c.memory);
   m.flows.resize(c.flows);
   m.stats = c.stats;
+  by_known_category_ = c.by_known_category;
 }
 
-}  // namespace rankscope
+void ModelBuilder::Finish() {
+  for (int i = 0; i < kNumKnownCategories; ++i) {
+    if (by_known_category_[i] > 0) model_->stats.by_category[std::string(kKnownCategories[i].text)] += by_known_category_[i];
+  }
+  by_known_category_ = {};
+}
+
+}  // namespace rankscope::kineto

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace rankscope {
+namespace rankscope::kineto {
 
 struct RawId {  // a pid or tid: an integer or a string
   int64_t number = 0;
@@ -85,4 +85,4 @@ struct RawEvent {
   }
 };
 
-}  // namespace rankscope
+}  // namespace rankscope::kineto

@@ -11,14 +11,14 @@
 
 #include <string>
 
-#include "rankscope/ingest/model_builder.h"
-#include "rankscope/ingest/raw_event.h"
+#include "rankscope/ingest/kineto/model_builder.h"
+#include "rankscope/ingest/kineto/raw_event.h"
 
 #ifndef RANKSCOPE_TARGET_NS
 #error "event_parser.h is compiled per CPU target: define RANKSCOPE_TARGET_NS"
 #endif
 
-namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 
 class EventParser {
  public:
@@ -55,4 +55,4 @@ class EventParser {
   std::string ranks_text_, in_split_text_, out_split_text_;
 };
 
-}  // namespace rankscope::RANKSCOPE_TARGET_NS
+}  // namespace rankscope::kineto::RANKSCOPE_TARGET_NS

@@ -21,7 +21,7 @@
 #error "trace_tokenizer.h is compiled per CPU target: define RANKSCOPE_TARGET_NS"
 #endif
 
-namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 
 class TraceTokenizer {
  public:
@@ -92,4 +92,4 @@ class TraceTokenizer {
   uint64_t chunks() const { return chunks_; }
 };
 
-}  // namespace rankscope::RANKSCOPE_TARGET_NS
+}  // namespace rankscope::kineto::RANKSCOPE_TARGET_NS
