@@ -38,7 +38,7 @@ IntervalSet HostCompute(const TraceModel& m, const std::vector<uint32_t>& order)
   IntervalSet set;
   const SliceTable& s = m.slices;
   // At most one interval per CPU op: reserved pages that are never filled cost no memory.
-  set.reserve(static_cast<size_t>(std::count(s.category.begin(), s.category.end(), Category::kCpuOp)));
+  set.reserve(static_cast<size_t>(std::count(s.kind.begin(), s.kind.end(), ActivityKind::kHostOp)));
   for (const uint32_t i : order) {  // in start order, so Append builds the union
     if (s.kind[i] != ActivityKind::kHostOp) continue;
     if (std::binary_search(comm_tracks.begin(), comm_tracks.end(), s.track[i])) continue;
