@@ -66,7 +66,7 @@ TEST_F(BaselineKeeperTest, TheFirstHealthyCaptureOfAJobIsItsBaseline) {
   b = compare::ParseBaselineFile(Read(root_ / "job1/baseline"), "b");
   EXPECT_EQ(b->capture, "20261123-000004-eeee");
   EXPECT_EQ(b->reason, "trace --baseline");
-  EXPECT_EQ(keeper.Protected(), (std::set<fs::path>{root_ / "job1/20261123-000004-eeee"}));
+  EXPECT_EQ(keeper.Protected(), (std::set<std::string>{"job1/20261123-000004-eeee"}));
   // compare --baseline finds it by job name or by directory.
   auto found = compare::FindBaseline("job1", root_.string());
   ASSERT_TRUE(found.ok()) << found.status().message();
@@ -97,6 +97,11 @@ TEST_F(BaselineKeeperTest, LinksAreNeverFollowed) {
   EXPECT_TRUE(keeper.Keep("job4", "20261123-000000-aaaa", "test").ok());
   EXPECT_FALSE(fs::exists(elsewhere / "target"));
   EXPECT_FALSE(keeper.Keep("../job4", "x", "test").ok());  // names are single path components
+  // A baseline file that is a link (to a file elsewhere) is not read, so protects nothing.
+  std::ofstream(elsewhere / "baseline") << compare::BaselineFileText({"job5", "20261123-000000-aaaa", "x", 1, ""});
+  fs::create_directories(root_ / "job5/20261123-000000-aaaa");
+  fs::create_symlink(elsewhere / "baseline", root_ / "job5/baseline");
+  EXPECT_EQ(keeper.Protected(), (std::set<std::string>{"job4/20261123-000000-aaaa"}));
   fs::remove_all(elsewhere);
 }
 

@@ -17,7 +17,7 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
   constexpr uint32_t kNew = 0xFFFFFFFFu;
   std::vector<uint32_t> row_of_name(m.strings.size(), kNew);  // StringIds are dense
   std::vector<FunctionStat> rows;
-  std::vector<FunctionSample> samples;
+  FunctionAccumulator acc(w, busy);  // `order` is by start: instances come in start order
   for (const uint32_t i : order) {
     if (!pick(s.kind[i])) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
@@ -28,9 +28,9 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
       row = static_cast<uint32_t>(rows.size());
       rows.push_back(FunctionStat{.name = std::string(m.Str(s.name[i]))});
     }
-    samples.push_back({row, start, end, 0});
+    acc.Add(row, start, end);
   }
-  AggregateSamples(samples, w, BottleneckRule::kStackWhileGpuIdle, busy, rows);
+  acc.Finish(rows);
   return FinishTable(std::move(rows), max_rows);
 }
 
@@ -138,7 +138,7 @@ FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32
   const SliceTable& s = m.slices;
   std::unordered_map<uint64_t, uint32_t> ids;  // (path node, track) -> row
   std::vector<std::pair<uint32_t, uint32_t>> keys;  // row -> (node, track)
-  std::vector<FunctionSample> samples;
+  FunctionAccumulator acc(w, busy);  // `order` is by start: instances come in start order
   for (const uint32_t i : order) {
     if (s.kind[i] != ActivityKind::kPythonFrame || s.detail[i] == kNoDetail) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
@@ -146,10 +146,10 @@ FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32
     const uint64_t key = (static_cast<uint64_t>(node[s.detail[i]]) << 32) | s.track[i];
     auto [it, inserted] = ids.try_emplace(key, static_cast<uint32_t>(keys.size()));
     if (inserted) keys.emplace_back(node[s.detail[i]], s.track[i]);
-    samples.push_back({it->second, start, end, 0});
+    acc.Add(it->second, start, end);
   }
   std::vector<FunctionStat> rows(keys.size());
-  AggregateSamples(samples, w, BottleneckRule::kStackWhileGpuIdle, busy, rows);
+  acc.Finish(rows);
   // Names are long: build them only for the rows that survive the cap.
   for (size_t k = 0; k < rows.size(); ++k) rows[k].detail = std::to_string(k);
   FunctionTable table = FinishTable(std::move(rows), max_rows);

@@ -13,47 +13,14 @@
 #include <chrono>
 #include <cstring>
 
-#include "rankscope/compare/baseline_file.h"
+#include "rankscope/daemon/capture_spec.h"
 
 namespace rankscope::daemon {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A file in `dir_fd`, written under a temporary name and renamed over `name`; nothing is followed.
-Status WriteAt(int dir_fd, const std::string& name, const std::string& text) {
-  const std::string tmp = "." + name + ".tmp";
-  ::unlinkat(dir_fd, tmp.c_str(), 0);
-  const int fd = ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("create {}: {}", tmp, std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (done != text.size() || ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
-    ::unlinkat(dir_fd, tmp.c_str(), 0);
-    return IoError("write {}: {}", name, std::strerror(errno));
-  }
-  return OkStatus();
-}
-
-// <root>/<a>[/<b>] opened as a directory without following a link at any level.
-int OpenDirNoFollow(const fs::path& root, const std::string& a, const std::string& b = "") {
-  const int root_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (root_fd < 0) return -1;
-  int fd = ::openat(root_fd, a.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  ::close(root_fd);
-  if (fd >= 0 && !b.empty()) {
-    const int inner = ::openat(fd, b.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    ::close(fd);
-    fd = inner;
-  }
-  return fd;
-}
+constexpr size_t kMaxBaselineFileBytes = 4096;
 
 bool IsAutomatic(const Capture& c) { return c.id.rfind("auto-", 0) == 0 || c.reason.rfind("auto-trigger", 0) == 0; }
 
@@ -85,45 +52,56 @@ BaselineKeeper::~BaselineKeeper() {
   if (worker_.joinable()) worker_.join();
 }
 
+StatusOr<DirHandle> BaselineKeeper::JobDir(const std::string& job) const {
+  if (!IsSafeName(job)) return InvalidArgument("baseline: unsafe job name '{}'", job);
+  RANKSCOPE_ASSIGN_OR_RETURN(DirHandle root, DirHandle::OpenPath(options_.root.string()));
+  return root.Child(job);
+}
+
+StatusOr<compare::Baseline> BaselineKeeper::ReadBaseline(const DirHandle& job_dir) const {
+  // The daemon's own file: a regular file of its user, one link, never a symlink.
+  RANKSCOPE_ASSIGN_OR_RETURN(UniqueFd fd, job_dir.OpenOwnedFile(compare::kBaselineFileName, ::geteuid()));
+  char text[kMaxBaselineFileBytes];
+  ssize_t n;
+  do {
+    n = ::read(fd.get(), text, sizeof(text));
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return IoError("{}/{}: cannot read", job_dir.path(), compare::kBaselineFileName);
+  return compare::ParseBaselineFile(std::string_view(text, static_cast<size_t>(n)),
+                                    job_dir.path() + "/" + compare::kBaselineFileName);
+}
+
 Status BaselineKeeper::Keep(const std::string& job, const std::string& id, const std::string& reason) {
-  if (!IsSafeName(job) || !IsSafeName(id)) return InvalidArgument("baseline: unsafe job or capture name");
-  const int job_fd = OpenDirNoFollow(options_.root, job);
-  if (job_fd < 0) return IoError("baseline: open {}/{}: {}", options_.root.string(), job, std::strerror(errno));
+  if (!IsSafeName(id)) return InvalidArgument("baseline: unsafe capture name '{}'", id);
+  RANKSCOPE_ASSIGN_OR_RETURN(DirHandle dir, JobDir(job));
   compare::Baseline b;
   b.job = job;
   b.capture = id;
   b.reason = reason;
   b.kept_unix_ms = NowUnixMs();
-  Status s = WriteAt(job_fd, compare::kBaselineFileName, compare::BaselineFileText(b));
-  ::close(job_fd);
-  return s;
+  return dir.WriteFile(compare::kBaselineFileName, compare::BaselineFileText(b),
+                       FileOwner{::geteuid(), ::getegid(), 0644});
 }
 
-std::set<fs::path> BaselineKeeper::Protected() {
-  std::set<fs::path> out;
+std::set<std::string> BaselineKeeper::Protected() const {
+  std::set<std::string> out;
   std::error_code ec;
-  for (const auto& job : fs::directory_iterator(options_.root, ec)) {
-    if (!job.is_directory(ec) || job.is_symlink(ec)) continue;
-    const int fd = OpenDirNoFollow(options_.root, job.path().filename().string());
-    if (fd < 0) continue;
-    char text[4096];
-    const int file = ::openat(fd, compare::kBaselineFileName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    ::close(fd);
-    if (file < 0) continue;
-    const ssize_t n = ::read(file, text, sizeof(text));
-    ::close(file);
-    if (n <= 0) continue;
-    auto b = compare::ParseBaselineFile(std::string_view(text, static_cast<size_t>(n)), "baseline");
-    if (b.ok()) out.insert(job.path() / b->capture);
+  for (const auto& entry : fs::directory_iterator(options_.root, ec)) {  // names only; opened below
+    const std::string job = entry.path().filename().string();
+    auto dir = JobDir(job);
+    if (!dir.ok()) continue;
+    auto b = ReadBaseline(*dir);
+    if (b.ok() && IsSafeName(b->capture)) out.insert(job + "/" + b->capture);
   }
   return out;
 }
 
 void BaselineKeeper::OnSaved(const Capture& c) {
   if (c.kind != Capture::Kind::kTrace || c.job.empty()) return;
-  const fs::path job_dir = options_.root / c.job;
-  std::error_code ec;
-  const bool has_baseline = fs::exists(job_dir / compare::kBaselineFileName, ec);
+  auto job_dir = JobDir(c.job);
+  if (!job_dir.ok()) return;
+  auto baseline = ReadBaseline(*job_dir);
+  const bool has_baseline = baseline.ok();
   if (c.trace.baseline || (options_.first_healthy && !has_baseline && !IsAutomatic(c))) {
     if (!AllDone(c)) {
       if (c.trace.baseline) {
@@ -136,10 +114,11 @@ void BaselineKeeper::OnSaved(const Capture& c) {
     if (!s.ok()) fmt::print(stderr, "rankscoped: {}\n", s.message());
     return;
   }
-  if (!IsAutomatic(c) || !has_baseline || options_.compare_bin.empty()) return;
-  auto found = compare::FindBaseline(job_dir.string(), "");
-  if (!found.ok()) {
-    fmt::print(stderr, "rankscoped: job {}: {}\n", c.job, found.status().message());
+  if (!IsAutomatic(c) || options_.compare_bin.empty()) return;
+  if (!has_baseline) {
+    if (baseline.status().code() != StatusCode::kNotFound) {
+      fmt::print(stderr, "rankscoped: job {}: {}\n", c.job, baseline.status().message());
+    }
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -148,7 +127,7 @@ void BaselineKeeper::OnSaved(const Capture& c) {
                queue_.size(), c.id);
     return;
   }
-  queue_.push_back({c.job, c.id, found->capture_dir, c.dir});
+  queue_.push_back({c.job, c.id, options_.root / c.job / baseline->capture, c.dir});
   cv_.notify_one();
 }
 
@@ -167,70 +146,76 @@ void BaselineKeeper::Loop() {
 
 // `rankscope compare BASELINE CAPTURE --json -`, its stdout bounded, its time bounded; as the
 // capture directory's owner when the daemon is root (the traces are that user's).
-void BaselineKeeper::Compare(const Work& w) {
-  const int cap_fd = OpenDirNoFollow(options_.root, w.job, w.id);
-  if (cap_fd < 0) return;
-  struct stat st {};
-  if (::fstat(cap_fd, &st) != 0) {
-    ::close(cap_fd);
-    return;
-  }
+StatusOr<std::string> BaselineKeeper::RunCompare(const Work& w, const struct stat& owner) const {
   int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    ::close(cap_fd);
-    return;
-  }
+  if (::pipe2(out, O_CLOEXEC) != 0) return IoError("pipe: {}", std::strerror(errno));
+  UniqueFd read_end(out[0]), write_end(out[1]);
   const std::string base = w.baseline_dir.string(), neu = w.capture_dir.string();
   const pid_t pid = ::fork();
+  if (pid < 0) return IoError("fork: {}", std::strerror(errno));
   if (pid == 0) {
-    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(write_end.get(), STDOUT_FILENO);
     const int devnull = ::open("/dev/null", O_WRONLY);
     if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
-    if (::geteuid() == 0 && st.st_uid != 0) {
-      if (::setgroups(0, nullptr) != 0 || ::setgid(st.st_gid) != 0 || ::setuid(st.st_uid) != 0) ::_exit(126);
+    if (::geteuid() == 0 && owner.st_uid != 0) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(owner.st_gid) != 0 || ::setuid(owner.st_uid) != 0) ::_exit(126);
     }
     ::execl(options_.compare_bin.c_str(), "rankscope", "compare", base.c_str(), neu.c_str(), "--json", "-", "--threads",
             "1", static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  ::close(out[1]);
+  write_end.Reset();
   std::string report;
   bool too_big = false;
   const auto deadline = std::chrono::steady_clock::now() + options_.compare_timeout;
-  if (pid > 0) {
-    char buf[65536];
-    while (true) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) break;
-      pollfd p{out[0], POLLIN, 0};
-      const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) continue;
-      const ssize_t n = ::read(out[0], buf, sizeof(buf));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      if (report.size() + static_cast<size_t>(n) > options_.max_report_bytes) {
-        too_big = true;
-        break;
-      }
-      report.append(buf, static_cast<size_t>(n));
+  char buf[65536];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{read_end.get(), POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (r <= 0) continue;  // EINTR or not yet
+    const ssize_t n = ::read(read_end.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (report.size() + static_cast<size_t>(n) > options_.max_report_bytes) {
+      too_big = true;
+      break;
     }
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      status = -1;
-    }
-    if (status == 0 && !too_big && !report.empty()) {
-      const Status s = WriteAt(cap_fd, kBaselineComparisonFile, report);
-      if (!s.ok()) fmt::print(stderr, "rankscoped: {}/{}: {}\n", w.job, w.id, s.message());
-    } else {
-      fmt::print(stderr, "rankscoped: comparing {}/{} with its baseline failed ({})\n", w.job, w.id,
-                 too_big ? "report too large" : status == -1 ? "timed out" : "rankscope compare failed");
-    }
+    report.append(buf, static_cast<size_t>(n));
   }
-  ::close(out[0]);
-  ::close(cap_fd);
+  // Its output has ended (or is too large, or time is up): wait for it until the deadline.
+  int status = 0;
+  pid_t done;
+  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && !too_big && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    status = -1;
+  }
+  if (too_big) return OutOfRange("report too large");
+  if (status == -1) return IoError("timed out");
+  if (status != 0 || report.empty()) return IoError("rankscope compare failed");
+  return report;
+}
+
+void BaselineKeeper::Compare(const Work& w) {
+  auto job_dir = JobDir(w.job);
+  if (!job_dir.ok()) return;
+  auto dir = job_dir->Child(w.id);
+  if (!dir.ok()) return;
+  auto st = dir->Stat();
+  if (!st.ok()) return;
+  auto report = RunCompare(w, *st);
+  if (!report.ok()) {
+    fmt::print(stderr, "rankscoped: comparing {}/{} with its baseline failed ({})\n", w.job, w.id,
+               report.status().message());
+    return;
+  }
+  const Status s = dir->WriteFile(kBaselineComparisonFile, *report, FileOwner{st->st_uid, st->st_gid, 0644});
+  if (!s.ok()) fmt::print(stderr, "rankscoped: {}/{}: {}\n", w.job, w.id, s.message());
 }
 
 }  // namespace rankscope::daemon

@@ -4,12 +4,14 @@
 //  - Keep: after a capture is saved, it becomes its job's baseline when the request asked for it
 //    (`rankscope trace --baseline`), or, with --baseline-first-healthy, when it is the job's first
 //    complete trace capture (every target done; not automatic, not a snapshot) and the job has
-//    none. The baseline is <out>/<job>/baseline (compare/baseline_file.h), written relative to the
-//    job directory, never following a link; its capture is never evicted by the disk budget.
+//    none. The baseline is <out>/<job>/baseline (compare/baseline_file.h), written and read
+//    through directory descriptors (DirHandle: never following a link, the file the daemon's
+//    own); its capture is never evicted by the disk budget.
 //  - Compare: when an automatic capture of a job with a baseline is saved, a worker thread runs
 //    `rankscope compare <baseline> <capture> --json -` as a child process (as the capture
 //    directory's owner when the daemon runs as root; bounded in time and output) and saves its
-//    report as baseline-comparison (JSON, rankscope.compare/1) in the capture directory.
+//    report as baseline-comparison (JSON, rankscope.compare/1) in the capture directory, owned
+//    by the capture's user like the traces beside it.
 #pragma once
 
 #include <chrono>
@@ -22,7 +24,9 @@
 #include <thread>
 
 #include "rankscope/base/status.h"
+#include "rankscope/compare/baseline_file.h"
 #include "rankscope/daemon/capture.h"
+#include "rankscope/daemon/dir_handle.h"
 
 namespace rankscope::daemon {
 
@@ -46,8 +50,8 @@ class BaselineKeeper {
 
   // Called after a capture's manifest is written (CaptureManager::Options::on_saved).
   void OnSaved(const Capture& c);
-  // Capture directories that are some job's baseline: never evicted.
-  std::set<std::filesystem::path> Protected();
+  // The captures ("<job>/<id>") that are some job's baseline: never evicted.
+  std::set<std::string> Protected() const;
 
   // <root>/<job>/baseline := capture `id` (atomic; relative to the job directory).
   Status Keep(const std::string& job, const std::string& id, const std::string& reason);
@@ -57,8 +61,13 @@ class BaselineKeeper {
     std::string job, id;
     std::filesystem::path baseline_dir, capture_dir;
   };
+  StatusOr<DirHandle> JobDir(const std::string& job) const;
+  // The job's baseline file, if it has one (NotFound otherwise).
+  StatusOr<compare::Baseline> ReadBaseline(const DirHandle& job_dir) const;
   void Loop();
   void Compare(const Work& w);
+  // Runs `rankscope compare` on the work as `owner`; its report, or why there is none.
+  StatusOr<std::string> RunCompare(const Work& w, const struct stat& owner) const;
 
   Options options_;
   std::mutex mu_;

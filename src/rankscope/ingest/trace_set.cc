@@ -16,6 +16,10 @@ StatusOr<std::vector<std::string>> DiscoverTraceFiles(const std::vector<std::str
   for (const std::string& input : inputs) {
     std::error_code ec;
     const fs::file_status status = fs::status(input, ec);
+    if (ec == std::errc::too_many_symbolic_link_levels) {
+      return InvalidArgument("{}: symlink loop (too many levels of symbolic links)", input);
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory) return IoError("{}: {}", input, ec.message());
     if (ec || !fs::exists(status)) return NotFound("{}: no such file or directory", input);
     if (!fs::is_directory(status)) {
       files.push_back(input);

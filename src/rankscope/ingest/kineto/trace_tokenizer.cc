@@ -303,6 +303,7 @@ StatusOr<TraceTokenizer::ExactCut> TraceTokenizer::FindExactCut(uint64_t chunk_s
       // Keep the byte before the chunk too ('[', ',' or whitespace): the parser brackets the
       // chunk in place there. chunk_start is always past the array's '[' so that byte exists.
       auto more = Refill(chunk_start - 1);
+      if (!more.ok() && more.status().code() != StatusCode::kOutOfRange) return more.status();  // e.g. truncated gzip
       if (!more.ok()) {
         return DataLoss("a traceEvents element starting near byte {} is larger than {} MiB; the "
                         "file is probably corrupt (an unclosed bracket or quote)",
