@@ -29,6 +29,7 @@ json FunctionRowJson(const FunctionStat& f, int64_t window, double flag) {
   if (!f.detail.empty()) j["detail"] = f.detail;
   if (f.cls != ActivityClass::kNone) j["class"] = ActivityClassName(f.cls);
   if (f.bytes >= 0) j["bytes"] = f.bytes;
+  if (f.wait) j["wait"] = true;
   return j;
 }
 
@@ -38,7 +39,8 @@ json TableJson(const FunctionTable& t, int64_t window, double flag) {
   return {{"rows", rows},
           {"instances", t.instances},
           {"omitted_rows", t.omitted_rows},
-          {"omitted_in_window_ns", t.omitted_in_window_ns}};
+          {"omitted_in_window_ns", t.omitted_in_window_ns},
+          {"omitted_max_in_window_ns", t.omitted_max_in_window_ns}};
 }
 
 json PhasesJson(const std::array<int64_t, kNumStepPhases>& ns) {
