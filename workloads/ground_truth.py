@@ -35,7 +35,8 @@ time has passed; on a GPU the rank launches GEMMs whose measured duration adds u
 Output: DIR/NAME/rank<R>.pt.trace.json.gz for every rank, and DIR/truth.json (written by rank 0):
 the scenarios as injected (AMOUNT resolved to ms), the fault-free step time, and each scenario's
 median step time as measured by the job (wall clock of the profiled steps, the slowest rank's
-view, which is every rank's in synchronous training). One job for all scenarios: the process
+view, which is every rank's in synchronous training; with --measure-steps also of that many
+unprofiled steps after them, `plain_step_ms`). One job for all scenarios: the process
 start-up (torch import, rendezvous) is paid once, which matters on small CI machines.
 """
 
@@ -77,6 +78,20 @@ def parse_scenario(text, world=None):
     value = float(amount[:-1]) if share else float(amount)
     return {"name": name, "kind": kind, "ranks": faulty, "share": value / 100 if share else None,
             "ms": None if share else value}
+
+
+class SmallMlp(nn.Module):
+    """A model whose CPU work is small: with --device-ms, ranks spend most of a step off the CPU."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 64), nn.ReLU(), nn.Linear(64, 10))
+
+    def forward(self, x):
+        return self.head(x)
+
+    def hook_parameter(self):
+        return self.head[1].weight
 
 
 class ExtraCompute:
@@ -141,19 +156,54 @@ class CpuHog:
         if self.duty > 0 and self.thread is None:
             self.thread = threading.Thread(target=self.cpu_hog, name="cpu-hog", daemon=True)
             self.thread.start()
+        elif self.duty == 0 and self.thread is not None:
+            self.thread.join()  # it ends within one slice: no idle thread in later scenarios
+            self.thread = None
 
     def cpu_hog(self):
         while True:
             duty = self.duty
             if duty <= 0:
-                time.sleep(0.05)
-                continue
+                return
             end = time.perf_counter() + 0.005
             x = 0
             while time.perf_counter() < end:
                 for _ in range(2000):  # few calls: a profiler with_stack records each one
                     x += 1
             time.sleep(0.005 * (1 - duty) / duty)
+
+
+class DeviceTime(torch.autograd.Function):
+    """Emulated accelerator time in backward: the identity, whose backward waits (--device-ms)."""
+
+    @staticmethod
+    def forward(ctx, x, seconds):
+        ctx.seconds = seconds
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.seconds:
+            time.sleep(ctx.seconds)
+        return grad, None
+
+
+class WithDeviceTime(nn.Module):
+    """Wraps a model so that each step also waits `device_ms` (a third in forward, the rest in
+    backward), as a rank waits for its GPU: on a small shared CPU machine, the ranks then spend
+    most of a step off the CPU, as real GPU jobs do, instead of competing for two cores."""
+
+    def __init__(self, model, device_ms):
+        super().__init__()
+        self.model = model
+        self.device_s = device_ms / 1e3
+
+    def forward(self, x):
+        out = self.model(x)
+        if self.device_s:
+            time.sleep(self.device_s / 3)
+            out = DeviceTime.apply(out, 2 * self.device_s / 3)
+        return out
 
 
 def delayed_allreduce(state, bucket):
@@ -180,16 +230,18 @@ class Job:
         if args.model == "transformer":
             self.dataset = SyntheticTokens(args.batch_size * 16 * self.world)
             self.model = TinyTransformer().to(self.device)
-            self.loss_fn = nn.CrossEntropyLoss()
+        elif args.model == "mlp":
+            self.dataset = SyntheticImages(args.batch_size * 16 * self.world)
+            self.model = SmallMlp().to(self.device)
         else:
             self.dataset = SyntheticImages(args.batch_size * 16 * self.world)
             self.model = SmallNet().to(self.device)
-            self.loss_fn = nn.CrossEntropyLoss()
-        self.hook_param = self.model.hook_parameter() if args.model == "transformer" else self.model.head[1].weight
+        self.loss_fn = nn.CrossEntropyLoss()
+        self.hook_param = self.model.hook_parameter()
         sampler = torch.utils.data.distributed.DistributedSampler(self.dataset, shuffle=False)
         self.sampler = sampler
         self.loader = DataLoader(self.dataset, batch_size=args.batch_size, sampler=sampler, num_workers=0)
-        self.ddp = nn.parallel.DistributedDataParallel(self.model)
+        self.ddp = nn.parallel.DistributedDataParallel(WithDeviceTime(self.model, getattr(args, "device_ms", 0.0)))
         self.ddp.register_comm_hook(None, delayed_allreduce)
         if args.model == "transformer":
             self.opt = torch.optim.AdamW(self.ddp.parameters(), lr=1e-4)
@@ -298,6 +350,10 @@ class Job:
                     times.append(time.perf_counter() - t0)
                 prof.step()
         scenario["step_ms"] = round(self.agreed_median_ms(times), 3)
+        if args.measure_steps:
+            # The step time without the profiler, over more steps: what fixing the fault would
+            # save is measured on these (bench/accuracy).
+            scenario["plain_step_ms"] = round(self.agreed_median_ms(self.timed_steps(args.measure_steps)), 3)
         dist.barrier()
 
 
@@ -317,13 +373,18 @@ def main():
                    help="unprofiled steps at the start (the first steps of a job are slower on some ranks)")
     p.add_argument("--calibrate-steps", type=int, default=8,
                    help="profiled steps that measure the fault-free step time (the base of AMOUNT N%%)")
-    p.add_argument("--settle-steps", type=int, default=2, help="unprofiled steps before each scenario")
+    p.add_argument("--settle-steps", type=int, default=3, help="unprofiled steps before each scenario")
+    p.add_argument("--measure-steps", type=int, default=0,
+                   help="unprofiled steps after each scenario whose median is its plain_step_ms")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--with-stack", action="store_true")
+    p.add_argument("--device-ms", type=float, default=0.0,
+                   help="emulated accelerator time per step (sleeps in forward and backward; see WithDeviceTime)")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                    help="cuda: every rank uses GPU LOCAL_RANK (nccl) or GPU 0 (gloo: ranks share one GPU)")
     p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
-    p.add_argument("--model", choices=["cnn", "transformer"], default="cnn")
+    p.add_argument("--model", choices=["cnn", "mlp", "transformer"], default="cnn",
+                   help="cnn: the demo's SmallNet; mlp: little CPU work (with --device-ms); transformer: the GPU model")
     args = p.parse_args()
     dist.init_process_group(args.backend)
     scenarios = [parse_scenario(s, dist.get_world_size()) for s in args.scenario]

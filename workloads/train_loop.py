@@ -48,7 +48,7 @@ def main():
     p.add_argument("--steps", type=int, default=0, help="0: until stopped")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
-    p.add_argument("--model", choices=["cnn", "transformer"], default="cnn")
+    p.add_argument("--model", choices=["cnn", "mlp", "transformer"], default="cnn")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--fault", default="", help="KIND:RANKS:AMOUNT (see workloads/ground_truth.py)")
     p.add_argument("--fault-from", type=int, default=60, help="the fault starts at this step")

@@ -81,13 +81,20 @@ def score_recorded(binary, directory, source, magnitude_of=None):
         reports[s["name"]] = analyze(binary, directory / s["name"], hosts_file)
     order = [s["name"] for s in truth["scenarios"]]
     cleans = [i for i, s in enumerate(truth["scenarios"]) if s["kind"] == "none" or not s["ranks"]]
+    def measured_ns(j):  # a scenario's step time: the job's own measurement when it made one
+        s = truth["scenarios"][j]
+        return s["plain_step_ms"] * 1e6 if "plain_step_ms" in s else reports[order[j]]["cluster"]["step_ns"]
+
     for i, s in enumerate(truth["scenarios"]):
         kind = "node" if len(s["ranks"]) > 1 and s["kind"] == "slow-forward" else s["kind"]
-        near = sorted(cleans, key=lambda c: abs(c - i))[:2] if cleans else []
-        near = [c for c in near if c != i]
-        clean_step = statistics.mean(reports[order[c]]["cluster"]["step_ns"] for c in near) if near else None
+        # The fault-free reference: the clean runs recorded just before and after this one.
+        before = [c for c in cleans if c < i][-1:]
+        after = [c for c in cleans if c > i][:1]
+        near = before + after
+        clean_step = statistics.mean(measured_ns(c) for c in near) if near else None
         t = dict(s, kind=s["kind"])
-        result = scoring.score(reports[s["name"]], t, host_map(world) if kind == "node" else None, clean_step)
+        result = scoring.score(reports[s["name"]], t, host_map(world) if kind == "node" else None, clean_step,
+                               measured_ns(i))
         pct = s.get("share")
         rows.append(dict(result, source=source, scenario=s["name"], kind=kind if s["ranks"] else "clean",
                          magnitude=f"{round(pct * 100)}%" if pct else (magnitude_of(s) if magnitude_of else "-"),
@@ -124,7 +131,8 @@ def run_cpu(binary, work, args):
         if not (out / "truth.json").exists():
             cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={args.ranks}",
                    str(REPO / "workloads/ground_truth.py"), "--out", str(out), "--with-stack", "--steps",
-                   str(args.steps)]
+                   str(args.steps), "--device-ms", str(args.device_ms), "--batch-size", str(args.batch_size),
+                   "--measure-steps", str(args.measure_steps), "--model", args.model]
             for s in scen[rep * per_job:(rep + 1) * per_job]:
                 cmd += ["--scenario", s]
             t0 = time.time()
@@ -188,30 +196,33 @@ def pct(n, d):
 
 
 def print_table(rows, markdown=None):
-    lines = ["| source | scenario | expected | named (top finding) | rank | function | est / measured saving |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| source | scenario | expected | named (top finding) | rank | function | in tables | est / measured saving |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         top = r.get("top")
         named = "no finding" if not top else f"{top['kind']} r{','.join(map(str, top['ranks']))} " + \
             scoring.short(top["function"]) + (f" [{top['phase']}]" if top.get("phase") else "")
         if r["kind"] == "clean":
-            exp, rank, fn = "nothing", ("ok" if r["findings"] == 0 else f"{r['findings']} false"), ""
+            exp, rank, fn, table = "nothing", ("ok" if r["findings"] == 0 else f"{r['findings']} false"), "", ""
         else:
             exp = f"{r['kind']} r{','.join(map(str, r['expected_ranks']))}" + \
                 (f" {r['expected_host']}" if r.get("expected_host") else "")
             rank, fn = ("ok" if r["rank_ok"] else "MISS"), ("ok" if r["function_ok"] else "MISS")
+            table = "yes" if r.get("table_ok") else "no"
         saving = ""
         if r.get("measured_saving_ns") is not None and r["kind"] != "clean":
             saving = f"{r.get('estimated_saving_ns', 0) / 1e6:.1f} / {r['measured_saving_ns'] / 1e6:.1f} ms"
-        lines.append(f"| {r['source']} | {r['scenario']} | {exp} | {named} | {rank} | {fn} | {saving} |")
-    lines += ["", "| magnitude | scenarios | top-1 rank | top-1 function | what-if within 30% |", "|---|---|---|---|---|"]
+        lines.append(f"| {r['source']} | {r['scenario']} | {exp} | {named} | {rank} | {fn} | {table} | {saving} |")
+    lines += ["", "| magnitude | scenarios | top-1 rank | top-1 function | function in the anomaly tables | "
+                  "what-if within 30% |", "|---|---|---|---|---|---|"]
     for mag in sorted({r["magnitude"] for r in rows if r["kind"] != "clean"}, key=lambda m: float(m.strip("%") or 0)):
         sel = [r for r in rows if r["kind"] != "clean" and r["magnitude"] == mag]
         wi = [r for r in sel if r.get("measured_saving_ns") and r["measured_saving_ns"] > 0]
         within = sum(1 for r in wi if abs(r.get("estimated_saving_ns", 0) - r["measured_saving_ns"]) <=
                      0.3 * r["measured_saving_ns"])
         lines.append(f"| {mag} | {len(sel)} | {pct(sum(r['rank_ok'] for r in sel), len(sel))} | "
-                     f"{pct(sum(r['function_ok'] for r in sel), len(sel))} | {pct(within, len(wi))} |")
+                     f"{pct(sum(r['function_ok'] for r in sel), len(sel))} | "
+                     f"{pct(sum(bool(r.get('table_ok')) for r in sel), len(sel))} | {pct(within, len(wi))} |")
     cleans = [r for r in rows if r["kind"] == "clean"]
     lines.append("")
     lines.append(f"Clean runs: {len(cleans)}, with a finding: {sum(1 for r in cleans if r['findings'])} "
@@ -233,7 +244,13 @@ def main():
     p.add_argument("--rankscope", default="")
     p.add_argument("--work", default="", help="recordings go here (kept: a second run re-scores them)")
     p.add_argument("--ranks", type=int, default=6)
-    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--model", default="mlp", help="the CPU runs' model (workloads/ground_truth.py --model)")
+    p.add_argument("--measure-steps", type=int, default=16,
+                   help="unprofiled steps per scenario that measure its step time (the what-if's reference)")
+    p.add_argument("--device-ms", type=float, default=60.0,
+                   help="emulated accelerator time per step of the CPU runs (workloads/ground_truth.py)")
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--pcts", default="5,10,25")
     p.add_argument("--kinds", default=",".join(KINDS))

@@ -3,7 +3,8 @@
 #
 #   bench/gpu/capture.sh ground-truth BUNDLE WORK DEVICE   # torch.profiler traces of every scenario
 #   bench/gpu/capture.sh daemon       BUNDLE WORK DEVICE   # rankscoped: zero-code and Kineto-daemon
-#                                                           # captures with NVML telemetry; auto-trigger runs
+#                                                           # captures with NVML telemetry
+#   bench/gpu/capture.sh trigger      BUNDLE WORK DEVICE   # step times for the auto-trigger
 #
 # BUNDLE holds bin/ (rankscope, rankscoped), lib/ (their non-system libraries), python/ (the
 # rankscope package) and workloads/; WORK is scratch space; DEVICE is cuda (or cpu, to try the
@@ -45,13 +46,33 @@ if [ "$MODE" = ground-truth ]; then
   done
   echo "${S[@]}" > "$WORK/scenarios.txt"
   ( cd "$W" && setsid timeout 420 $TORCHRUN --nproc_per_node=$NPROC ground_truth.py --out "$WORK/gt" $MODEL \
-      --with-stack --steps ${STEPS:-3} "${S[@]}" > "$WORK/gt.log" 2>&1 )
+      --with-stack --steps ${STEPS:-4} --measure-steps 16 "${S[@]}" > "$WORK/gt.log" 2>&1 )
   echo "ground truth: rc $?"
   if [ "$DEVICE" = cuda ]; then
     ( cd "$W" && setsid timeout 150 $TORCHRUN --nproc_per_node=1 ground_truth.py --out "$WORK/nccl1" $MODEL \
         --backend nccl --steps 4 --scenario clean:none:-:0 --scenario forward:slow-forward:0:25% > "$WORK/nccl1.log" 2>&1 )
     echo "nccl: rc $?"
   fi
+  exit 0
+fi
+
+if [ "$MODE" = trigger ]; then
+  # Step times of healthy runs and of runs whose steps become 20 % slower half-way, with an idle
+  # Tracker whose auto-trigger is off (its traces would slow the steps that follow: replaying the
+  # series through the trigger is what it does live; tests/python/test_trigger.py), then one run
+  # with the trigger on, to see it live.
+  for spec in "1 1000 healthy" "1 1000 healthy-b" "1 1000 slow20" "$NPROC 600 healthy" "$NPROC 600 slow20"; do
+    set -- $spec; n=$1 steps=$2 run=$3
+    extra=""; [ "$run" = slow20 ] && extra="--fault host-sleep:all:20% --fault-from $((steps / 2))"
+    ( cd "$W" && RANKSCOPE_AUTO_TRIGGER=0 RANKSCOPE_SOCKET=@rankscope-nobody PYTHONPATH="$BUNDLE/python" \
+        setsid timeout 240 $TORCHRUN --nproc_per_node=$n train_loop.py $MODEL --tracker --steps $steps \
+        --out "$WORK/trigger/${DEVICE}${n}_$run" $extra > "$WORK/trigger_${n}_$run.log" 2>&1 )
+    echo "trigger $n $run: rc $?"
+  done
+  ( cd "$W" && RANKSCOPE_AUTO_TRIGGER=1 RANKSCOPE_SOCKET=@rankscope-nobody RANKSCOPE_OUT_DIR="$WORK/auto" \
+      PYTHONPATH="$BUNDLE/python" setsid timeout 240 $TORCHRUN --nproc_per_node=1 train_loop.py $MODEL --tracker \
+      --steps 1000 --out "$WORK/trigger/${DEVICE}1_live" > "$WORK/trigger_live.log" 2>&1 )
+  echo "trigger live: rc $?"
   exit 0
 fi
 
@@ -92,18 +113,6 @@ JPID=$!
 wait_ranks kineto $NPROC 0 && sleep 8 && RS trace --job kinetodaemon --steps 4 --wait --timeout-s 120 --json > "$WORK/trace_kineto.json"
 echo "kineto trace: rc $?"
 kill_tree $JPID; wait $JPID 2>/dev/null
-
-# F: the auto-trigger of an idle Tracker: healthy 300-step runs, and the same with every step
-# 20 % slower from step 150 on (1 rank, and 4 ranks sharing the GPU).
-for n in 1 $NPROC; do
-  for run in healthy slow20; do
-    [ -n "${TRIGGER_STEPS:-}" ] || TRIGGER_STEPS=300
-    extra=""; [ $run = slow20 ] && extra="--fault host-sleep:all:20% --fault-from 150"
-    ( cd "$W" && RANKSCOPE_JOB=trigger$n$run PYTHONPATH="$BUNDLE/python" setsid timeout 150 $TORCHRUN --nproc_per_node=$n train_loop.py $MODEL \
-        --tracker --steps $TRIGGER_STEPS --out "$WORK/trigger/${DEVICE}${n}_$run" $extra > "$WORK/trigger_${n}_$run.log" 2>&1 )
-    echo "trigger $n $run: rc $?"
-  done
-done
 
 curl -s "localhost:$PORT/metrics" > "$WORK/metrics.txt"
 for d in "$WORK"/caps/*/*/; do

@@ -203,6 +203,8 @@ struct RankSummary {
   int64_t window_ns() const { return window_end_ns - window_start_ns; }
   std::vector<StepSummary> steps;  // steps inside W
   uint64_t steps_in_trace = 0;
+  std::string step_source = "profiler_step";  // derived_steps.h: where the steps come from
+  std::string step_marker;                     // "repeating_pattern": the repeating name
 
   bool has_gpu = false;
   GpuSummary gpu;
