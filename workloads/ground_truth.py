@@ -101,7 +101,9 @@ class ExtraCompute:
 
     def __init__(self, device):
         self.device = device
-        self.a = torch.randn(128, 128, device=device)
+        # CPU: 256x256 matmuls (about a millisecond each): few enough ops per step that a
+        # faulty rank's trace stays small.
+        self.a = torch.randn(256, 256, device=device) / 16
         self.gpu_ms = {}  # GPU: measured ms of one GEMM per size
 
     def calibrate(self):

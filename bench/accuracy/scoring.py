@@ -16,7 +16,7 @@ import re
 # compute is matmuls (CPU ops aten::mm/matmul/tanh; GEMM kernels on a GPU) run from the hook's
 # Python function; sleeps are time.sleep frames ("<built-in function sleep>").
 COMPUTE = ["aten::mm", "aten::matmul", "aten::tanh", "aten::addmm", "gemm", "nvjet", "cutlass", "xmma",
-           "ground_truth.py", "extracompute"]
+           "ground_truth.py(", "<built-in method mm", "<built-in method matmul", "<built-in method tanh"]
 PATTERNS = {
     "slow-forward": COMPUTE + ["forward_hook"],
     "slow-backward": COMPUTE + ["backward_hook"],
@@ -72,7 +72,9 @@ def function_matches(kind, fn, phase):
         return None
     if fn is not None:
         fkind, name, detail = fn
-        text = f"{name}".lower()
+        # A call path names every frame from the thread's root: only its innermost one says
+        # which function it is.
+        text = (name.rsplit("|", 1)[-1] if fkind == "python_path" else name).lower()
         if kind in NAME_LEVEL and detail and "|" in detail and fkind == "kernel":
             return False  # one launch shape of a slowdown spread over many
         if any(p.lower() in text for p in PATTERNS[kind]):

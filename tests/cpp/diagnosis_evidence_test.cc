@@ -114,6 +114,22 @@ TEST(CollectivesEverywhere, NcclKernelsAreTheCollectivesNotTheirCpuSide) {
   EXPECT_DOUBLE_EQ(CommunicationExposedNs(r), 200'000);
 }
 
+// NCCL on a single rank launches no kernel: its record_param_comms op and its nccl:all_reduce
+// annotation are two records of one collective.
+TEST(CollectivesEverywhere, ANcclCollectiveWithoutAKernelCountsOnce) {
+  const json comms = {{"Collective name", "allreduce"}, {"dtype", "Float"}, {"In msg nelems", 256}, {"Group size", 1}};
+  const RankSummary r = Analyze({
+      Step(1, 0, 1000),
+      Slice("user_annotation", "nccl:all_reduce", 100, 20),
+      Slice("cpu_op", "record_param_comms", 101, 10, comms),
+      Slice("user_annotation", "nccl:all_reduce", 300, 20),
+      Slice("cpu_op", "record_param_comms", 301, 10, comms),
+  });
+  ASSERT_EQ(r.collectives.size(), 2u);
+  EXPECT_EQ(r.collectives[0].start_ns, 101'000);
+  EXPECT_EQ(r.collectives[0].bytes, 1024);
+}
+
 // A trace with nothing but c10d's dispatcher ops still says when the rank called each
 // collective (arrival); c10d::wait is not a collective.
 TEST(CollectivesEverywhere, C10dOpsWhenNothingElseIsThere) {

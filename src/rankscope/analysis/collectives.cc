@@ -249,15 +249,16 @@ std::string C10dOp(std::string_view name) {
 }
 
 // Every CPU-side record of a collective the rank made, each collective once, from the best
-// evidence the trace has: a CPU backend's transfer spans; else record_param_comms ops; else
-// c10d ops. Left out: GPU-timeline copies of annotations (gpu_user_annotation), c10d's
+// evidence the trace has: a CPU backend's transfer spans; else record_param_comms ops; else a
+// GPU backend's annotations (nccl:all_reduce of a collective that launched no kernel, e.g. on a
+// single rank); else c10d ops. Left out: GPU-timeline copies of annotations (gpu_user_annotation), c10d's
 // Work::wait, and the CPU side of collectives that ran as communication kernels (their kernels
 // are the instances).
 std::vector<CpuCollective> CpuCollectives(const TraceModel& m, const std::vector<GpuActivity>& acts) {
   const std::vector<int64_t> launched = CommKernelExternalIds(m, acts);
   const bool has_comm_kernels =
       std::any_of(acts.begin(), acts.end(), [](const GpuActivity& a) { return a.cls == ActivityClass::kCommunication; });
-  std::vector<CpuCollective> transfers, calls, c10d;
+  std::vector<CpuCollective> transfers, calls, annotated_calls, c10d;
   for (const CollectiveInfo& c : m.collectives) {
     const Category cat = m.slices.category[c.slice];
     if (IsGpuActivity(cat) || cat == Category::kGpuUserAnnotation) continue;
@@ -271,12 +272,17 @@ std::vector<CpuCollective> CpuCollectives(const TraceModel& m, const std::vector
     const int64_t ext = m.slices.external_id[c.slice];
     if (ext != kNoId && std::binary_search(launched.begin(), launched.end(), ext)) continue;
     if (c.source == CollectiveSource::kAnnotationShape && has_comm_kernels) continue;  // nccl:... enqueues a kernel
+    if (c.source == CollectiveSource::kAnnotationShape) {  // nccl:all_reduce without a kernel
+      annotated_calls.push_back({c.slice, &c, std::move(op), CpuRecord::kCall});
+      continue;
+    }
     // record_param_comms of a CPU backend spans the collective too (older gloo traces).
-    const bool transfer = c.source == CollectiveSource::kArgs && m.info.distributed.backend == "gloo";
+    const bool transfer = m.info.distributed.backend == "gloo";
     calls.push_back({c.slice, &c, std::move(op), transfer ? CpuRecord::kTransfer : CpuRecord::kCall});
   }
   if (!transfers.empty()) return transfers;
   if (!calls.empty()) return calls;
+  if (!annotated_calls.empty()) return annotated_calls;
   if (has_comm_kernels) return {};
   const SliceTable& s = m.slices;
   for (uint32_t i = 0; i < s.size(); ++i) {

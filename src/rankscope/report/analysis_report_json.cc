@@ -203,7 +203,12 @@ nlohmann::json RankSummaryToJson(const RankSummary& r, double flag) {
       {"communication", CommunicationJson(r)},
       {"cuda_runtime", TableJson(r.runtime_calls, w, flag)},
       {"cpu_ops", TableJson(r.cpu_ops, w, flag)},
-      {"python_functions", TableJson(r.python_paths, w, flag)},
+      {"python_functions",
+       [&] {
+         json t = TableJson(r.python_paths, w, flag);
+         t["collector_threads"] = r.collector_threads;  // rankscope's own threads, left out
+         return t;
+       }()},
       {"idle", IdleJson(r)},
       {"launch", LaunchJson(r)},
       {"memory", MemoryJson(r)},
