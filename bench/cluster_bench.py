@@ -80,7 +80,7 @@ def main():
             named = top.get("kind") == "slow_rank" and top.get("ranks") == [n // 2 + 1]
             json_mb = report.stat().st_size / 2**20
             gz_mb = sum(f.stat().st_size for f in d.glob("*.gz")) / 2**20
-            rows.append((n, gz_mb, text, with_json, json_mb, named, top.get("cost_ns", 0) / 1e6))
+            rows.append((n, gz_mb, text, with_json, json_mb, named, top.get("cost", {}).get("saving_ns", 0) / 1e6))
             report.unlink()
     finally:
         if not args.keep:

@@ -16,6 +16,7 @@
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/ingest/kineto_reader.h"
 #include "rankscope/report/analysis_report.h"
+#include "rankscope/report/finding_text.h"
 
 namespace {
 
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
       diagnose_ms = std::min(diagnose_ms, std::chrono::duration<double, std::milli>(t1 - t0).count());
       json_ms = std::min(json_ms, std::chrono::duration<double, std::milli>(t2 - t1).count());
       findings = d->findings.size();
-      top = d->findings.empty() ? "-" : d->findings.front().title.substr(0, 60);
+      top = d->findings.empty() ? "-" : rankscope::DescribeFinding(d->findings.front()).title.substr(0, 60);
     }
     fmt::print("{:>6} {:>14.1f} {:>12.1f} {:>10}  {}\n", n, diagnose_ms, json_ms, findings, top);
   }

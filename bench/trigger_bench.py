@@ -68,8 +68,8 @@ def fire_steps(make, times):
 def record_cpu(out):
     """Healthy and 20 %-slower CPU runs on this machine (train_loop.py, Tracker idle, trigger off)."""
     out = pathlib.Path(out)
-    for n, steps, run in ((1, 800, "healthy"), (4, 400, "healthy"), (4, 400, "slow20")):
-        extra = ["--fault", "host-sleep:all:20%", "--fault-from", str(steps // 2)] if run == "slow20" else []
+    for n, steps, run in ((1, 1500, "healthy"), (4, 600, "healthy"), (4, 1000, "slow20")):
+        extra = ["--fault", "host-sleep:all:20%", "--fault-from", str(steps // 3)] if run == "slow20" else []
         d = out / f"cpu{n}_{run}"
         subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}",
                         str(REPO / "workloads/train_loop.py"), "--tracker", "--steps", str(steps), "--out", str(d),

@@ -20,8 +20,8 @@ typical step became slower, and stayed so.
     noise. A median needs more than half of the window slow: a burst of slow steps shorter
     than half the window never fires, however slow, and one slow step never moves a median.
   * The degradation must last: the recent median stays above that threshold for `sustain_s`
-    seconds of steps (20 s by default; dips back to no lower than half-way between baseline and
-    threshold do not end it), and meanwhile the baseline is frozen, so that a lasting slowdown
+    seconds of steps (20 s by default; it ends only once the median has stayed below half-way
+    between baseline and threshold for a whole window), and meanwhile the baseline is frozen, so that a lasting slowdown
     is not learned as normal before it fires. Healthy jobs drift: 1-rank GPU jobs of 7 ms steps
     were seen 20-40 % slower for several seconds with no fault at all; a trace costs seconds,
     and a slowdown worth one lasts longer than that.
@@ -50,7 +50,7 @@ MEDIAN_SE = 1.2533  # standard error of a median = 1.2533 sigma / sqrt(n) (norma
 class AutoTrigger:
     __slots__ = ("factor", "consecutive", "window", "warmup", "min_samples", "k", "sustain_s", "gap_s", "cooldown_s",
                  "min_excess_s", "_clock", "_seen", "_recent", "_recent_pos", "_recent_len", "_above",
-                 "_ring", "_ring_pos", "_since_stats", "_baseline", "_spread", "_cut", "_held_s",
+                 "_ring", "_ring_pos", "_since_stats", "_baseline", "_spread", "_cut", "_held_s", "_below",
                  "_quiet_until", "fired")
 
     def __init__(self, factor=1.15, consecutive=30, window=100, warmup=30, min_samples=30, k=3.0, sustain_s=20.0,
@@ -85,6 +85,7 @@ class AutoTrigger:
         self._spread = 0.0
         self._cut = math.inf  # a recent step above this counts towards a shifted median
         self._held_s = 0.0  # how long (step time) the recent median has been above the threshold
+        self._below = 0  # steps in a row, during a degradation, with the median back near the baseline
 
     @property
     def baseline(self):
@@ -113,12 +114,18 @@ class AutoTrigger:
         recent = sorted(self._recent)
         median = recent[len(recent) // 2]
         threshold, base = self.threshold, self._baseline
-        # Hysteresis: a degradation begins above the threshold and ends only once the median is
-        # back below half-way between baseline and threshold, so noise around the threshold
-        # neither ends a real one nor restarts its clock.
-        if median <= (threshold if not degraded else base + (threshold - base) / 2):
-            self._held_s = 0.0
+        # Hysteresis: a degradation begins above the threshold and ends only once the median has
+        # stayed below half-way between baseline and threshold for a whole window, so noise
+        # around the threshold neither ends a real one nor restarts its clock.
+        if not degraded and median <= threshold:
             return None
+        if degraded and median <= base + (threshold - base) / 2:
+            self._below += 1
+            if self._below >= self.consecutive:
+                self._held_s = 0.0
+                self._below = 0
+            return None
+        self._below = 0
         self._held_s += dt
         if self._held_s < self.sustain_s or median <= threshold:
             return None

@@ -32,6 +32,10 @@ def build_env(env, args):
         env["RANKSCOPE_JOB"] = args.job
     if args.no_auto_trigger:
         env["RANKSCOPE_AUTO_TRIGGER"] = "0"
+    # The Flight Recorder (docs/hang.md): on by default in PyTorch 2.13's c10d (2000 entries),
+    # but not in its TorchComms path; say it explicitly unless the user chose a size (0 = off).
+    if "TORCH_FR_BUFFER_SIZE" not in env and "TORCH_NCCL_TRACE_BUFFER_SIZE" not in env:
+        env["TORCH_FR_BUFFER_SIZE"] = "2000"
     return env
 
 

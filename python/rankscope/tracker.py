@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 
-from rankscope import _identity
+from rankscope import _flight_recorder, _identity
 from rankscope._capture import CaptureSession
 from rankscope._channel import DEFAULT_ADDRESS, Channel
 from rankscope._snapshot import write_stacks
@@ -25,6 +25,8 @@ __all__ = ["Tracker"]
 log = logging.getLogger("rankscope")
 
 _FILE_RE = re.compile(r"^(rank|pid)\d+\.(pt\.trace\.json\.gz|stacks\.txt)$")
+_STACKS_SUFFIX = ".stacks.txt"
+_FR_SUFFIX = ".flightrecorder"
 _monotonic = time.monotonic
 
 
@@ -62,6 +64,7 @@ class Tracker:
         self._trigger = None
         self._channel = None
         self._hang_reported = False
+        self._beat_steps = -1
         self._disabled = os.environ.get("RANKSCOPE_DISABLE", "") not in ("", "0")
         self.auto_steps = int(auto_steps)
         self.last_trace_dir = None
@@ -151,7 +154,9 @@ class Tracker:
             d = os.path.join(self._root(), self.job, time.strftime("snapshot-%Y%m%d-%H%M%S", time.gmtime()))
             os.makedirs(d, exist_ok=True)
             path = os.path.join(d, base + ".stacks.txt")
-        return write_stacks(path, self._stack_header("api"))
+        written = write_stacks(path, self._stack_header("api"))
+        self._write_flight_recorder(os.path.dirname(path), os.path.basename(path), "api")
+        return written
 
     def close(self):
         """Stops the background thread and any running profiler (without writing)."""
@@ -193,7 +198,20 @@ class Tracker:
     def _beat(self):
         s = self._session
         busy = s is not None and s.state in ("waiting", "recording", "writing")
-        return dict(self._ident, rank=self.rank, job=self.job, step=self._steps, step_ms=self._ema * 1e3, busy=busy)
+        beat = dict(self._ident, rank=self.rank, job=self.job, step=self._steps, step_ms=self._ema * 1e3, busy=busy)
+        # Only while steps have stopped (none since the last heartbeat): then the age of the
+        # oldest open collective tells the daemon early that the job hangs. Costs nothing while
+        # the job steps.
+        steps = self._steps
+        if steps > 0 and steps == self._beat_steps:
+            try:
+                pending = _flight_recorder.oldest_pending_s()
+                if pending is not None:
+                    beat["fr_pending_s"] = round(pending, 3)
+            except Exception:
+                pass
+        self._beat_steps = steps
+        return beat
 
     def _report(self, capture_id, state, **fields):
         if self._channel is not None:
@@ -237,17 +255,36 @@ class Tracker:
             # Right here, on this thread: the training thread may be stuck in a collective.
             try:
                 write_stacks(os.path.join(msg["dir"], msg["file"]), self._stack_header(msg["id"]))
-                self._report(msg["id"], "done", file=msg["file"])
             except Exception as e:
                 self._report(msg["id"], "failed", error=f"{type(e).__name__}: {e}")
+                return
+            fields = {"file": msg["file"]}
+            fr = self._write_flight_recorder(msg["dir"], msg["file"], msg["id"])
+            if fr:
+                fields["fr_file"] = fr
+            self._report(msg["id"], "done", **fields)
             return
         self._inbox.append(msg)
         self._attention = True
 
+    def _write_flight_recorder(self, directory, stacks_file, capture_id):
+        """rank<R>.flightrecorder beside rank<R>.stacks.txt; the file name, or None."""
+        if not stacks_file.endswith(_STACKS_SUFFIX):
+            return None
+        name = stacks_file[: -len(_STACKS_SUFFIX)] + _FR_SUFFIX
+        try:
+            info = {"pid": os.getpid(), "job": self.job, "host": self._ident.get("host", ""), "capture": capture_id}
+            if _flight_recorder.write_dump(os.path.join(directory, name), info):
+                return name
+        except Exception as e:
+            log.warning("rankscope: flight recorder not dumped: %r", e)
+        return None
+
     def _stack_header(self, capture_id):
         s = self._session
-        return {"pid": os.getpid(), "rank": self.rank, "job": self.job, "host": self._ident.get("host", ""),
-                "capture": capture_id, "steps_completed": self._steps,
+        return {"pid": os.getpid(), "rank": self.rank, "world_size": self._ident.get("world_size", -1),
+                "job": self.job, "host": self._ident.get("host", ""),
+                "capture": capture_id, "steps_completed": self._steps, "step_ms": round(self._ema * 1e3, 3),
                 "seconds_since_last_step": round(_monotonic() - self._last_t, 3),
                 "profiling": s.state if s is not None else "no"}
 
@@ -260,6 +297,7 @@ class Tracker:
             d = os.path.join(self._root(), self.job, time.strftime("hang-%Y%m%d-%H%M%S", time.gmtime()))
             os.makedirs(d, exist_ok=True)
             write_stacks(os.path.join(d, self._base_name() + ".stacks.txt"), self._stack_header("auto-hang"))
+            self._write_flight_recorder(d, self._base_name() + ".stacks.txt", "auto-hang")
             log.warning("rankscope: no step for %.0f s; stacks written to %s", _monotonic() - self._last_t, d)
 
     def _auto_fire(self, reason):

@@ -12,6 +12,8 @@
 
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/report/analysis_report.h"
+#include "rankscope/report/finding_json.h"
+#include "rankscope/report/finding_text.h"
 
 namespace rankscope {
 namespace {
@@ -501,13 +503,18 @@ TEST(SlowRanks, AStragglerItsPhaseAndItsCost) {
   ASSERT_EQ(d->findings.size(), 1u);
   const Finding& f = d->findings[0];
   EXPECT_EQ(f.kind, FindingKind::kSlowRank);
-  EXPECT_EQ(f.ranks, (std::vector<uint32_t>{3}));
-  ASSERT_TRUE(f.phase.has_value());
-  EXPECT_EQ(f.phase->phase, StepPhase::kForward);
-  EXPECT_DOUBLE_EQ(f.what_if.saving_ns, 40 * kMs);
-  EXPECT_DOUBLE_EQ(f.what_if.estimated_step_ns, 60 * kMs);
-  EXPECT_NE(f.title.find("rank 3 is a straggler"), std::string::npos);
-  EXPECT_NE(f.next.find("forward"), std::string::npos);
+  EXPECT_EQ(f.ranks, (std::vector<int64_t>{3}));
+  EXPECT_EQ(f.severity, Severity::kCritical);  // 40 % of the step
+  EXPECT_EQ(f.subject, "forward");
+  ASSERT_NE(f.FindEvidence(EvidenceKind::kPhase), nullptr);
+  EXPECT_EQ(f.FindEvidence(EvidenceKind::kPhase)->subject, "forward");
+  EXPECT_EQ(f.cost.method, CostMethod::kWhatIfLikeMedian);
+  EXPECT_DOUBLE_EQ(f.cost.saving_ns, 40 * kMs);
+  EXPECT_DOUBLE_EQ(f.cost.estimated_step_ns, 60 * kMs);
+  EXPECT_EQ(f.next.kind, NextStepKind::kPhaseOnRanks);
+  const FindingWords words = DescribeFinding(f);
+  EXPECT_NE(words.title.find("rank 3 is a straggler"), std::string::npos);
+  EXPECT_NE(words.next.find("forward"), std::string::npos);
   EXPECT_EQ(d->arrival.ranks[3].last_votes, 4u);
   EXPECT_DOUBLE_EQ(d->total.saving_ns, 40 * kMs);
   EXPECT_DOUBLE_EQ(d->min_excess_ns, 0.02 * 100 * kMs);
@@ -518,9 +525,9 @@ TEST(SlowRanks, BothRanksOfAHostAreASlowNode) {
   ASSERT_TRUE(d.ok());
   ASSERT_EQ(d->findings.size(), 1u);
   EXPECT_EQ(d->findings[0].kind, FindingKind::kSlowNode);
-  EXPECT_EQ(d->findings[0].host, "node2");
-  EXPECT_EQ(d->findings[0].ranks, (std::vector<uint32_t>{4, 5}));
-  EXPECT_DOUBLE_EQ(d->findings[0].what_if.saving_ns, 30 * kMs);
+  EXPECT_EQ(d->findings[0].hosts, (std::vector<std::string>{"node2"}));
+  EXPECT_EQ(d->findings[0].ranks, (std::vector<int64_t>{4, 5}));
+  EXPECT_DOUBLE_EQ(d->findings[0].cost.saving_ns, 30 * kMs);
   // A hosts file that splits them turns it into two slow ranks.
   ClusterOptions split;
   split.hosts = {{0, "a"}, {1, "a"}, {2, "b"}, {3, "b"}, {4, "b"}, {5, "c"}};
@@ -530,7 +537,7 @@ TEST(SlowRanks, BothRanksOfAHostAreASlowNode) {
   EXPECT_EQ(d2->findings[0].kind, FindingKind::kSlowRank);
   EXPECT_EQ(d2->findings[1].kind, FindingKind::kSlowRank);
   // Each alone saves nothing: the other still sets the pace.
-  EXPECT_DOUBLE_EQ(d2->findings[0].what_if.saving_ns, 0);
+  EXPECT_DOUBLE_EQ(d2->findings[0].cost.saving_ns, 0);
   EXPECT_DOUBLE_EQ(d2->total.saving_ns, 30 * kMs);
 }
 
@@ -540,7 +547,12 @@ TEST(SlowRanks, NoStragglerWithoutLateArrivalOrBelowTheThresholds) {
   ASSERT_TRUE(on_time.ok());
   EXPECT_TRUE(on_time->slow.outlier[1]);
   EXPECT_FALSE(on_time->slow.slow[1]);
-  EXPECT_TRUE(on_time->findings.empty());
+  // ... but its extra forward time is still an anomaly: extra work, with no saving.
+  ASSERT_EQ(on_time->findings.size(), 1u);
+  EXPECT_EQ(on_time->findings[0].kind, FindingKind::kExtraWork);
+  EXPECT_EQ(on_time->findings[0].subject, "forward");
+  EXPECT_DOUBLE_EQ(on_time->findings[0].cost.saving_ns, 0);
+  EXPECT_DOUBLE_EQ(on_time->findings[0].cost.added_ns, 40 * kMs);
   // Late in one step of four (as after a hiccup): not consistently late, not a straggler.
   auto once = DiagnoseCluster(Job({1}, 40 * kMs, 1), {});
   ASSERT_TRUE(once.ok());
@@ -565,7 +577,8 @@ TEST(SlowRanks, NoStragglerWithoutLateArrivalOrBelowTheThresholds) {
   lenient.outlier_margin = 0.8;
   auto hidden = DiagnoseCluster(Job({3}, 40 * kMs), lenient);
   ASSERT_TRUE(hidden.ok());
-  EXPECT_TRUE(hidden->findings.empty());
+  EXPECT_FALSE(hidden->slow.slow[3]);
+  for (const Finding& f : hidden->findings) EXPECT_EQ(f.kind, FindingKind::kExtraWork);
 }
 
 TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
@@ -581,15 +594,27 @@ TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
   EXPECT_FALSE(d->slow.slow[0]);
   ASSERT_EQ(d->findings.size(), 1u);
   EXPECT_EQ(d->findings[0].kind, FindingKind::kSlowFunction);
-  EXPECT_EQ(d->findings[0].functions[0].name, "gemm");
-  EXPECT_DOUBLE_EQ(d->findings[0].what_if.saving_ns, 4 * kMs);
-  // The same kernel slower on a rank that does not set the pace costs nothing: no finding.
+  EXPECT_EQ(d->findings[0].subject, "gemm");
+  EXPECT_EQ(d->findings[0].subject_kind, "kernel");
+  EXPECT_DOUBLE_EQ(d->findings[0].cost.saving_ns, 4 * kMs);
+  // The same kernel slower on a rank that does not set the pace saves nothing, but it is still
+  // an anomaly: reported as extra work with the time it adds, no saving, below costed findings.
   for (int r = 0; r < 6; ++r) ranks[r].kernels.rows[0].in_window_ns = 4 * (r == 1 ? 9 : 5) * kMs;
-  auto hidden = DiagnoseCluster(ranks, {});
-  ASSERT_TRUE(hidden.ok());
-  EXPECT_TRUE(hidden->findings.empty());
-  ASSERT_FALSE(hidden->functions.empty());  // still listed among the abnormal functions
-  EXPECT_EQ(hidden->functions[0].rank, 1u);
+  auto uncosted = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(uncosted.ok());
+  ASSERT_FALSE(uncosted->functions.empty());
+  EXPECT_EQ(uncosted->functions[0].rank, 1u);
+  const Finding* extra = nullptr;
+  for (const Finding& f : uncosted->findings) {
+    if (f.kind == FindingKind::kExtraWork && f.ranks == std::vector<int64_t>{1}) extra = &f;
+  }
+  ASSERT_NE(extra, nullptr);
+  EXPECT_EQ(extra->subject, "gemm");
+  EXPECT_EQ(extra->cost.method, CostMethod::kAddedWork);
+  EXPECT_DOUBLE_EQ(extra->cost.saving_ns, 0);
+  EXPECT_DOUBLE_EQ(extra->cost.added_ns, 4 * kMs);
+  EXPECT_EQ(extra->severity, Severity::kInfo);
+  EXPECT_NE(DescribeFinding(*extra).cost.find("no peer waits for it measurably"), std::string::npos);
 }
 
 TEST(Findings, JsonUsesRankNumbers) {
@@ -597,12 +622,20 @@ TEST(Findings, JsonUsesRankNumbers) {
   for (int r = 0; r < 6; ++r) ranks[r].rank.rank = 10 + r;  // ranks 10..15
   auto d = DiagnoseCluster(ranks, {});
   ASSERT_TRUE(d.ok());
-  const nlohmann::json findings = FindingsToJson(*d);
+  const nlohmann::json findings = FindingsToJson(d->findings);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0]["kind"], "slow_rank");
+  EXPECT_EQ(findings[0]["severity"], "critical");
   EXPECT_EQ(findings[0]["ranks"], nlohmann::json::array({13}));
-  EXPECT_EQ(findings[0]["cost_ns"], 40 * kMs);
-  EXPECT_EQ(findings[0]["phase"]["phase"], "forward");
+  EXPECT_EQ(findings[0]["cost"]["saving_ns"], 40 * kMs);
+  EXPECT_EQ(findings[0]["cost"]["method"], "what_if_like_median");
+  EXPECT_EQ(findings[0]["subject"]["name"], "forward");
+  const nlohmann::json& local = findings[0]["evidence"][0];
+  EXPECT_EQ(local["kind"], "local_time");
+  EXPECT_EQ(local["rank"], 13);
+  EXPECT_EQ(local["values"]["local_ns"], 95 * kMs);
+  EXPECT_NE(local["text"].get<std::string>().find("rank 13: local time"), std::string::npos);
+  EXPECT_NE(findings[0]["next"]["text"].get<std::string>().find("forward"), std::string::npos);
   const nlohmann::json cluster = ClusterToJson(*d);
   EXPECT_EQ(cluster["ranks"][3]["rank"], 13);
   EXPECT_EQ(cluster["ranks"][3]["slow"], true);
@@ -611,16 +644,17 @@ TEST(Findings, JsonUsesRankNumbers) {
 }
 
 TEST(Findings, StreamedReportIsTheSameDocument) {
-  AnalysisReport report;
+  JobReport report;
   report.ranks = Job({3}, 40 * kMs);
   auto d = DiagnoseCluster(report.ranks, {});
   ASSERT_TRUE(d.ok());
+  report.findings = d->findings;
   report.cluster = std::move(d).value();
   report.warnings = {"a warning"};
   std::ostringstream out;
   WriteAnalysisReportJson(report, out);
   EXPECT_EQ(nlohmann::json::parse(out.str()), AnalysisReportToJson(report));
-  AnalysisReport empty;
+  JobReport empty;
   std::ostringstream none;
   WriteAnalysisReportJson(empty, none);
   EXPECT_EQ(nlohmann::json::parse(none.str()), AnalysisReportToJson(empty));

@@ -395,9 +395,9 @@ rt::TelemetryTable Table(const std::vector<std::pair<rt::SeriesKey, double>>& se
 }
 rt::SeriesKey K(std::string metric, rt::Labels labels = {}) { return {std::move(metric), std::move(labels), false}; }
 
-std::vector<std::string> Kinds(const std::vector<ra::TelemetryFinding>& f) {
+std::vector<std::string> Kinds(const std::vector<rankscope::Finding>& f) {
   std::vector<std::string> out;
-  for (const auto& x : f) out.push_back(x.kind);
+  for (const auto& x : f) out.push_back(std::string(rankscope::FindingKindId(x.kind)));
   return out;
 }
 

@@ -191,7 +191,7 @@ def test_real_pytorch_run(slow_data_run, run_rankscope):
     assert data_loading[1] == max(data_loading.values())
     # ... and cluster diagnosis names it (tests/python/test_cluster.py tests it in depth).
     top = report["findings"][0]
-    assert top["kind"] == "slow_rank" and top["ranks"] == [1] and top["phase"]["phase"] == "data_loading"
+    assert top["kind"] == "slow_rank" and top["ranks"] == [1] and top["subject"]["name"] == "data_loading"
     # Steps record the exposed time of the collectives they launched: together, the collectives'.
     for r in ranks:
         exposed = sum(t["exposed_ns"] for t in r["communication"]["types"])

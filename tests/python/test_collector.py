@@ -52,7 +52,7 @@ def test_local_auto_trace_with_real_profiler(tmp_path):
 import time, torch
 from rankscope import Tracker
 m = torch.nn.Linear(32, 32); opt = torch.optim.SGD(m.parameters(), lr=0.1)
-t = Tracker(out_dir={str(tmp_path / 'out')!r}, daemon='@rankscope-test-nobody', slow_steps=3, auto_steps=2)
+t = Tracker(out_dir={str(tmp_path / 'out')!r}, daemon='@rankscope-test-nobody', slow_steps=3, slow_seconds=0.5, auto_steps=2)
 for i in range(150):
     m(torch.randn(8, 32)).sum().backward(); opt.step(); opt.zero_grad()
     time.sleep(0.002 if i < 80 else 0.02)

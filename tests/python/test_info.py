@@ -107,7 +107,7 @@ def test_json_files_that_are_not_traces_are_skipped_with_a_warning(tmp_path, sha
     assert alone.returncode == 1 and "none of the 1 file(s) is a trace" in alone.stderr
 
 
-def test_installed_command_when_required(run_rankscope):
+def test_installed_command_when_required(run_rankscope, shared_dir):
     """CI sets RANKSCOPE_REQUIRE_INSTALLED=1 after `pip install .`: the commands must be there."""
     if os.environ.get("RANKSCOPE_REQUIRE_INSTALLED") != "1":
         pytest.skip("not an installed-package run")
@@ -120,3 +120,11 @@ def test_installed_command_when_required(run_rankscope):
     probe = subprocess.run([sys.executable, "-c", "import sys, rankscope; print(rankscope.binary_path()); "
                             "print('torch' in sys.modules)"], capture_output=True, text=True, cwd="/")
     assert probe.stdout.split() == [exe, "False"], probe.stderr
+    # The installed command carries the web UI (embedded at build time): an HTML report is written.
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        html = pathlib.Path(tmp) / "report.html"
+        traces = shared_dir / "traces" / "gpu_h100" / "devKernel"
+        proc = subprocess.run([exe, "analyze", str(traces), "--html", str(html)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert 'id="rankscope-data"' in html.read_text()

@@ -24,14 +24,6 @@ double Share(const Figure& part, const Figure& whole) {
   return part && whole && *whole > 0 ? *part / *whole : 0.0;
 }
 
-std::string Percent(double v) { return fmt::format("{:.0f}%", v * 100); }
-
-std::string Bytes(double b) {
-  if (b >= double(1ull << 30)) return fmt::format("{:.1f} GiB", b / double(1ull << 30));
-  if (b >= double(1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
-  return fmt::format("{:.0f} KiB", b / 1024.0);
-}
-
 // CPU of all DataLoader workers (descendants) and of the rank processes, in cores.
 std::pair<double, double> LoaderAndRankCores(const NodeFigures& f) {
   double loader = 0, ranks = 0;
@@ -42,7 +34,25 @@ std::pair<double, double> LoaderAndRankCores(const NodeFigures& f) {
   return {loader, ranks};
 }
 
-void CpuFindings(const NodeWindowTelemetry& n, const TelemetryThresholds& t, std::vector<TelemetryFinding>* out) {
+Finding NodeFinding(FindingKind kind, const NodeWindowTelemetry& n, double weight, Evidence evidence) {
+  Finding f;
+  f.kind = kind;
+  f.severity = static_cast<Severity>(KindInfo(kind).default_severity);
+  f.hosts = {n.host};
+  f.subject = std::string(FindingKindId(kind));
+  f.subject_kind = "node";
+  f.cost.method = CostMethod::kNone;
+  f.cost.unit = "window";
+  f.weight = weight;
+  evidence.kind = EvidenceKind::kTelemetry;
+  evidence.host = n.host;
+  evidence.subject = f.subject;
+  f.evidence.push_back(std::move(evidence));
+  f.next = {NextStepKind::kNodeCondition, f.subject, ""};
+  return f;
+}
+
+void CpuFindings(const NodeWindowTelemetry& n, const TelemetryThresholds& t, std::vector<Finding>* out) {
   const NodeFigures& m = n.mean;
   if (!m.cpu_busy) return;
   const double busy = *m.cpu_busy, cores = m.cpu_count.value_or(0);
@@ -53,65 +63,46 @@ void CpuFindings(const NodeWindowTelemetry& n, const TelemetryThresholds& t, std
   const bool saturated = busy >= t.cpu_saturated;
   const double busy_cores = busy * cores;
   const bool loader_heavy = busy_cores > 0 && loader / busy_cores >= t.loader_share;
-  const std::string cpu_text = fmt::format("host CPU {} busy on {:.0f} cores (user {}, system {})", Percent(busy), cores,
-                                           Percent(m.cpu_user.value_or(0)), Percent(m.cpu_system.value_or(0)));
-  const std::string loader_text = fmt::format("DataLoader worker processes of the ranks used {:.2f} cores, the rank "
-                                              "processes themselves {:.2f}", loader, ranks);
+  Evidence cpu;
+  cpu.Set("cpu_busy_share", busy).Set("cpu_cores", cores).Set("cpu_user_share", m.cpu_user.value_or(0))
+      .Set("cpu_system_share", m.cpu_system.value_or(0)).Set("loader_cores", loader).Set("rank_cores", ranks);
+  if (have_gpu) cpu.Set("gpu_util_share", gpu_util);
+  if (busy_cores > 0) cpu.Set("loader_share", loader / busy_cores);
   if (have_gpu && gpu_util < t.gpu_idle && saturated) {
-    out->push_back({"input_pipeline_bound", n.host,
-                    fmt::format("GPU mostly idle ({} utilization) while the host CPU is saturated ({}): input-pipeline bound",
-                                Percent(gpu_util), Percent(busy)),
-                    cpu_text + "; " + loader_text,
-                    "Profile the DataLoader (enumerate(DataLoader) in the trace); cache or pre-decode the data, move "
-                    "augmentation to the GPU, or give the node more CPU per GPU. More workers only help if cores are idle.",
-                    1.0 - gpu_util});
+    out->push_back(NodeFinding(FindingKind::kInputPipelineBound, n, 1.0 - gpu_util, cpu));
   } else if (saturated) {
-    out->push_back({loader_heavy ? "input_pipeline_cpu_bound" : "host_cpu_saturated", n.host,
-                    loader_heavy ? fmt::format("host CPU saturated ({}), {} of it in DataLoader workers: input-pipeline bound",
-                                               Percent(busy), Percent(loader / busy_cores))
-                                 : fmt::format("host CPU saturated ({}) during the traced window", Percent(busy)),
-                    cpu_text + "; " + loader_text,
-                    loader_heavy ? "Make data loading cheaper (cache, pre-decode, lighter augmentation) or run it "
-                                   "elsewhere; the training steps wait for batches."
-                                 : "Find what else runs on the node (rankscope top, the ranks' CPU above); CPU-side "
-                                   "work of the ranks (Python, launches) competes for the same cores.",
-                    busy});
+    out->push_back(NodeFinding(loader_heavy ? FindingKind::kInputPipelineCpuBound : FindingKind::kHostCpuSaturated, n, busy, cpu));
   } else if (have_gpu && gpu_util < t.gpu_idle) {
-    out->push_back({"gpu_mostly_idle", n.host,
-                    fmt::format("GPUs mostly idle ({} utilization) and the host CPU is not saturated ({})",
-                                Percent(gpu_util), Percent(busy)),
-                    cpu_text,
-                    "The ranks wait on something else: communication, I/O, synchronization or a slow peer; see the "
-                    "trace's idle breakdown and collective waits.",
-                    1.0 - gpu_util});
+    out->push_back(NodeFinding(FindingKind::kGpuMostlyIdle, n, 1.0 - gpu_util, cpu));
   }
   if (m.cpu_steal && *m.cpu_steal >= t.steal) {
-    out->push_back({"cpu_steal", n.host, fmt::format("the hypervisor took {} of the CPU time (steal)", Percent(*m.cpu_steal)),
-                    cpu_text, "Noisy neighbours or an oversubscribed VM host; ask for dedicated cores.", *m.cpu_steal});
+    Evidence e = cpu;
+    e.Set("steal_share", *m.cpu_steal);
+    out->push_back(NodeFinding(FindingKind::kCpuSteal, n, *m.cpu_steal, e));
   }
   if (m.cpu_iowait && *m.cpu_iowait >= t.iowait) {
-    out->push_back({"io_wait", n.host, fmt::format("CPUs waited on disk I/O {} of the time", Percent(*m.cpu_iowait)),
-                    fmt::format("disk read {}/s, write {}/s", Bytes(m.disk_read.value_or(0)), Bytes(m.disk_write.value_or(0))),
-                    "Data or checkpoints on a slow disk: stage the data set on local NVMe or in page cache.", *m.cpu_iowait});
+    Evidence e;
+    e.Set("iowait_share", *m.cpu_iowait).Set("disk_read_bytes_per_s", m.disk_read.value_or(0))
+        .Set("disk_write_bytes_per_s", m.disk_write.value_or(0));
+    out->push_back(NodeFinding(FindingKind::kIoWait, n, *m.cpu_iowait, e));
   }
 }
 
-void MemoryFindings(const NodeWindowTelemetry& n, const TelemetryThresholds& t, std::vector<TelemetryFinding>* out) {
+void MemoryFindings(const NodeWindowTelemetry& n, const TelemetryThresholds& t, std::vector<Finding>* out) {
   const NodeFigures& p = n.peak;
   if (p.mem_used && p.mem_total && Share(p.mem_used, p.mem_total) >= t.memory_full) {
-    out->push_back({"host_memory_full", n.host,
-                    fmt::format("host memory nearly full ({} used at the peak)", Percent(Share(p.mem_used, p.mem_total))),
-                    fmt::format("{} of {} used; swap in use {}", Bytes(*p.mem_used), Bytes(*p.mem_total), Bytes(p.swap_used.value_or(0))),
-                    "Reduce DataLoader workers or prefetch_factor, or the ranks' host memory; the OOM killer is next.",
-                    Share(p.mem_used, p.mem_total)});
+    Evidence e;
+    e.Set("used_share", Share(p.mem_used, p.mem_total)).Set("used_bytes", *p.mem_used).Set("total_bytes", *p.mem_total)
+        .Set("swap_bytes", p.swap_used.value_or(0));
+    out->push_back(NodeFinding(FindingKind::kHostMemoryFull, n, Share(p.mem_used, p.mem_total), e));
   }
   for (const auto& g : p.gpus) {
     const double share = Share(g.mem_used, g.mem_total);
     if (share >= t.gpu_memory_full) {
-      out->push_back({"gpu_memory_full", n.host, fmt::format("GPU {} memory nearly full ({} at the peak)", g.device, Percent(share)),
-                      fmt::format("{} of {}", Bytes(*g.mem_used), Bytes(*g.mem_total)),
-                      "Allocator retries and fragmentation slow steps down near the limit; check the trace's memory events.",
-                      share});
+      Evidence e;
+      e.detail = fmt::format("{}", g.device);
+      e.Set("used_share", share).Set("used_bytes", *g.mem_used).Set("total_bytes", *g.mem_total);
+      out->push_back(NodeFinding(FindingKind::kGpuMemoryFull, n, share, e));
     }
   }
 }
@@ -173,14 +164,14 @@ NodeWindowTelemetry SummarizeWindow(const telemetry::TelemetryTable& table, int6
   return n;
 }
 
-std::vector<TelemetryFinding> FindTelemetryIssues(const std::vector<NodeWindowTelemetry>& nodes, const TelemetryThresholds& t) {
-  std::vector<TelemetryFinding> out;
+std::vector<Finding> FindTelemetryIssues(const std::vector<NodeWindowTelemetry>& nodes, const TelemetryThresholds& t) {
+  std::vector<Finding> out;
   for (const auto& n : nodes) {
     if (n.coverage < t.min_coverage) continue;  // too little of the window sampled to judge
     CpuFindings(n, t, &out);
     MemoryFindings(n, t, &out);
   }
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.severity > b.severity; });
+  RankFindings(&out);
   return out;
 }
 
@@ -224,9 +215,5 @@ nlohmann::json ToJson(const NodeWindowTelemetry& n) {
           {"mean", telemetry::ToJson(n.mean)}, {"peak", telemetry::ToJson(n.peak)}, {"warnings", n.warnings}};
 }
 
-nlohmann::json ToJson(const TelemetryFinding& f) {
-  return {{"kind", f.kind}, {"host", f.host}, {"summary", f.summary}, {"evidence", f.evidence}, {"next", f.next},
-          {"severity", f.severity}};
-}
 
 }  // namespace rankscope::analysis

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rankscope/findings/finding.h"
 #include "rankscope/telemetry/node_figures.h"
 #include "rankscope/telemetry/sidecar.h"
 
@@ -67,19 +68,10 @@ struct TelemetryThresholds {
   double min_coverage = 0.50;      // below this the window is not judged
 };
 
-struct TelemetryFinding {
-  std::string kind;      // stable identifier, e.g. "input_pipeline_bound"
-  std::string host;
-  std::string summary;   // one sentence, plain words
-  std::string evidence;  // the numbers behind it
-  std::string next;      // what to look at next
-  double severity = 0;   // for ranking: roughly the share of the window affected, 0..1
-};
 
-std::vector<TelemetryFinding> FindTelemetryIssues(const std::vector<NodeWindowTelemetry>& nodes,
-                                                  const TelemetryThresholds& t = {});
+std::vector<Finding> FindTelemetryIssues(const std::vector<NodeWindowTelemetry>& nodes,
+                                         const TelemetryThresholds& t = {});
 
 nlohmann::json ToJson(const NodeWindowTelemetry& n);
-nlohmann::json ToJson(const TelemetryFinding& f);
 
 }  // namespace rankscope::analysis

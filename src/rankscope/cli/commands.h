@@ -10,9 +10,11 @@ void RegisterInfoCommand(CLI::App& app, int* exit_code);
 // Capture from live jobs (docs/capture.md).
 void RegisterTraceCommand(CLI::App& app, int* exit_code);
 void RegisterSnapshotCommand(CLI::App& app, int* exit_code);
+void RegisterHangCommand(CLI::App& app, int* exit_code);  // hang analysis (docs/hang.md)
 void RegisterStatusCommands(CLI::App& app, int* exit_code);  // status, ps
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
+void RegisterServeCommand(CLI::App& app, int* exit_code);  // web UI (docs/ui.md)
 // Node telemetry (docs/telemetry.md).
 void RegisterTelemetryCommand(CLI::App& app, int* exit_code);
 void RegisterTopCommand(CLI::App& app, int* exit_code);

@@ -11,9 +11,11 @@ int main(int argc, char** argv) {
   rankscope::cli::RegisterInfoCommand(app, &exit_code);
   rankscope::cli::RegisterTraceCommand(app, &exit_code);
   rankscope::cli::RegisterSnapshotCommand(app, &exit_code);
+  rankscope::cli::RegisterHangCommand(app, &exit_code);
   rankscope::cli::RegisterStatusCommands(app, &exit_code);
   rankscope::cli::RegisterRunCommand(app, &exit_code);
   rankscope::cli::RegisterAnalyzeCommand(app, &exit_code);
+  rankscope::cli::RegisterServeCommand(app, &exit_code);
   rankscope::cli::RegisterTelemetryCommand(app, &exit_code);
   rankscope::cli::RegisterTopCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);

@@ -1,8 +1,11 @@
 // `rankscope snapshot`: every thread's Python stack of every rank, one file per rank
 // (rank<R>.stacks.txt, format in docs/capture.md) — for a job that hangs.
+#include <unistd.h>
+
 #include <iostream>
 
 #include "rankscope/cli/capture_report.h"
+#include "rankscope/cli/hang_command.h"
 #include "rankscope/cli/commands.h"
 #include "rankscope/daemon/capture_spec.h"
 
@@ -13,7 +16,7 @@ struct SnapshotOptions {
   HostOptions hosts;
   std::string job;
   std::vector<int32_t> ranks;
-  bool no_wait = false, json = false;
+  bool no_wait = false, json = false, analyze = false;
   int timeout_s = 20;
   std::string id;
 };
@@ -38,7 +41,24 @@ int RunSnapshot(const SnapshotOptions& opt) {
     PrintCaptureReport(outcome, "snapshot", !opt.no_wait);
   }
   if (outcome.expected == 0) return 1;
-  return opt.no_wait || outcome.produced == outcome.expected ? 0 : 1;
+  int rc = opt.no_wait || outcome.produced == outcome.expected ? 0 : 1;
+  if (opt.analyze && !outcome.dirs.empty()) {
+    // All hosts' directories together: a hang is matched across every rank of the job.
+    HangCommandOptions h;
+    for (const auto& dir : outcome.dirs) {
+      if (::access(dir.c_str(), R_OK) == 0) {
+        h.paths.push_back(dir);
+      } else {
+        fmt::print(stderr, "rankscope: {} is not on this machine; run `rankscope hang` where it is\n", dir);
+      }
+    }
+    if (!h.paths.empty()) {
+      if (!opt.json) fmt::print("\n$ rankscope hang {}\n", fmt::join(h.paths, " "));
+      h.color = !opt.json && ::isatty(STDOUT_FILENO);
+      rc |= RunHangAnalysis(h);
+    }
+  }
+  return rc;
 }
 
 }  // namespace
@@ -53,6 +73,7 @@ void RegisterSnapshotCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--timeout-s", opt->timeout_s, "Give up on a process after this long")->capture_default_str();
   cmd->add_option("--id", opt->id, "Snapshot id (default: snapshot-<UTC time>-<random>)");
   cmd->add_flag("--json", opt->json, "Print JSON");
+  cmd->add_flag("--analyze", opt->analyze, "Then analyse the snapshot: who is stuck, where and why (rankscope hang)");
   cmd->callback([opt, exit_code] { *exit_code = RunSnapshot(*opt); });
 }
 

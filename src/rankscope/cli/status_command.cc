@@ -53,6 +53,16 @@ int RunStatus(const ListOptions& opt) {
     fmt::print("  endpoints  collector {}, kineto {}\n", s["collector_endpoint"].value("address", ""),
                s["kineto_endpoint"].value("address", "").empty() ? "off" : s["kineto_endpoint"].value("address", ""));
     fmt::print("  captures   {} running\n", s.value("active_captures", 0));
+    // Hangs the daemon detected by itself (docs/hang.md), newest last.
+    for (const auto& h : s.value("hangs", nlohmann::json::array())) {
+      fmt::print("  HANG       job {} ({}{}): {}\n", h.value("job", ""), h.value("state", ""),
+                 h.value("still_hung", false) ? ", still hung" : ", moving again", h.value("reason", ""));
+      for (const auto& f : h.value("findings", nlohmann::json::array())) {
+        fmt::print("             {}: {}\n", f.value("kind", ""), f.value("sentence", ""));
+      }
+      if (!h.value("dir", "").empty()) fmt::print("             snapshot {}  (rankscope hang DIR)\n", h.value("dir", ""));
+      if (h.contains("error")) fmt::print("             {}\n", h.value("error", ""));
+    }
   });
 }
 

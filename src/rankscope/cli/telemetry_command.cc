@@ -1,20 +1,19 @@
 // `rankscope telemetry <capture-dir> [--json]`: the node telemetry of a capture's traced window,
-// per node and per rank, and the findings it supports. The window is taken from the traces
-// (ProfilerStep spans, else every event; absolute time) and intersected with the telemetry the
-// daemons saved beside them (telemetry.<host>.tsv). `rankscope analyze` reports the same
-// through analysis/telemetry_join.h; this command is the standalone view.
+// per node and per rank, and the findings it supports. The window is each rank's analysis window
+// W, from the same AnalyzeJob as `rankscope analyze` (engine/analyze_job.h), so the two commands
+// always join a sidecar against the same window; --start-ns/--end-ns give one explicitly instead.
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <iostream>
-#include <map>
-#include <set>
 
 #include "rankscope/analysis/telemetry_join.h"
 #include "rankscope/cli/commands.h"
-#include "rankscope/ingest/kineto_reader.h"
-#include "rankscope/ingest/trace_set.h"
+#include "rankscope/engine/analyze_job.h"
+#include "rankscope/findings/finding_kind.h"
+#include "rankscope/report/finding_json.h"
+#include "rankscope/report/findings_report_text.h"
 #include "rankscope/report/telemetry_report_text.h"
+#include "rankscope/telemetry/sidecar.h"
 
 namespace rankscope::cli {
 namespace {
@@ -25,53 +24,64 @@ struct TelemetryOptions {
   int64_t start_ns = 0, end_ns = 0;  // an explicit window instead of the traces'
 };
 
-struct RankWindow {
-  int64_t rank = -1;
-  int64_t start_ns = 0, end_ns = 0;
-  std::string source;  // "ProfilerStep" or "all events"
+struct TelemetryView {
+  std::vector<analysis::NodeWindowTelemetry> nodes;
+  std::vector<Finding> findings;
+  std::vector<const RankSummary*> ranks;  // whose windows were used (empty for an explicit window)
+  std::vector<std::string> warnings;
+  JobReport job;  // owns the ranks
 };
 
-// The traced window of one rank in absolute time: its ProfilerStep#N spans, else all its slices.
-std::optional<RankWindow> TraceWindow(const TraceModel& m) {
-  int64_t steps_lo = INT64_MAX, steps_hi = INT64_MIN, all_lo = INT64_MAX, all_hi = INT64_MIN;
-  for (size_t i = 0; i < m.slices.size(); ++i) {
-    const int64_t lo = m.slices.ts[i], hi = lo + m.slices.dur[i];
-    all_lo = std::min(all_lo, lo);
-    all_hi = std::max(all_hi, hi);
-    if (m.Str(m.slices.name[i]).rfind("ProfilerStep#", 0) == 0) {
-      steps_lo = std::min(steps_lo, lo);
-      steps_hi = std::max(steps_hi, hi);
-    }
+// The telemetry over the traces' windows, as `rankscope analyze` joins it.
+Status ViewOverTraces(const std::string& dir, TelemetryView* v) {
+  AnalyzeOptions options;
+  RANKSCOPE_ASSIGN_OR_RETURN(v->job, AnalyzeJob(JobInputs{{dir}, ""}, options));
+  v->nodes = v->job.telemetry;
+  for (const Finding& f : v->job.findings) {
+    if (KindInfo(f.kind).source == "telemetry") v->findings.push_back(f);
   }
-  if (all_lo > all_hi) return std::nullopt;
-  RankWindow w;
-  w.rank = m.info.distributed.rank.value_or(-1);
-  const bool steps = steps_lo <= steps_hi;
-  w.start_ns = m.AbsoluteNs(steps ? steps_lo : all_lo);
-  w.end_ns = m.AbsoluteNs(steps ? steps_hi : all_hi);
-  w.source = steps ? "ProfilerStep spans" : "all events";
-  return w;
+  for (const RankSummary& r : v->job.ranks) {
+    if (r.window_ns() > 0) v->ranks.push_back(&r);
+  }
+  v->warnings = v->job.warnings;
+  for (const FileError& e : v->job.errors) v->warnings.push_back(e.message);
+  return OkStatus();
 }
 
-std::vector<RankWindow> TraceWindows(const std::string& dir, std::vector<std::string>* warnings) {
-  std::vector<RankWindow> out;
-  auto files = DiscoverTraceFiles({dir});
-  if (!files.ok()) {
-    warnings->push_back(files.status().message());
-    return out;
+// `windows` empty: each sidecar over the capture's span it records.
+void ViewOverWindows(const std::vector<std::string>& sidecars, const std::vector<analysis::RankWindow>& windows,
+                     TelemetryView* v) {
+  v->nodes = analysis::JoinTelemetry(sidecars, windows, &v->warnings);
+  v->findings = analysis::FindTelemetryIssues(v->nodes);
+}
+
+void PrintJson(const TelemetryOptions& opt, const TelemetryView& v) {
+  nlohmann::json j = {{"dir", opt.dir}, {"nodes", nlohmann::json::array()}, {"findings", FindingsToJson(v.findings)},
+                      {"ranks", nlohmann::json::array()}, {"warnings", v.warnings}};
+  for (const auto& n : v.nodes) j["nodes"].push_back(analysis::ToJson(n));
+  for (const RankSummary* r : v.ranks) {
+    j["ranks"].push_back({{"rank", r->rank.rank}, {"start_unix_ns", r->window_start_ns},
+                          {"end_unix_ns", r->window_end_ns}, {"window", WindowModeName(r->window_mode)}});
   }
-  for (const std::string& f : *files) {
-    auto model = ReadKinetoTrace(f);
-    if (!model.ok()) {
-      warnings->push_back(model.status().message());
-      continue;
+  std::cout << j.dump(2) << "\n";
+}
+
+void PrintText(const TelemetryOptions& opt, const TelemetryView& v) {
+  fmt::print("telemetry of {}\n", opt.dir);
+  if (!v.ranks.empty()) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const RankSummary* r : v.ranks) {
+      lo = std::min(lo, r->window_start_ns);
+      hi = std::max(hi, r->window_end_ns);
     }
-    if (auto w = TraceWindow(*model)) {
-      if (w->rank < 0) w->rank = model->info.distributed.rank.value_or(-1);
-      out.push_back(*w);
-    }
+    fmt::print("window: {:.3f} s of {} ({} traces)\n", double(hi - lo) / 1e9, WindowModeName(v.ranks.front()->window_mode),
+               v.ranks.size());
   }
-  return out;
+  for (const auto& n : v.nodes) std::cout << RenderNodeTelemetry(n);
+  FindingsSectionContext context;
+  context.none = "none: no node was CPU-, memory- or GPU-bound in the window";
+  std::cout << RenderFindingsSection(v.findings, context, TextOptions{});
+  for (const auto& w : v.warnings) fmt::print("warning: {}\n", w);
 }
 
 int RunTelemetry(const TelemetryOptions& opt) {
@@ -81,40 +91,19 @@ int RunTelemetry(const TelemetryOptions& opt) {
                        "finishes; was it started with --no-telemetry?)\n", opt.dir);
     return 1;
   }
-  std::vector<std::string> warnings;
-  std::vector<RankWindow> ranks;
-  if (opt.end_ns <= opt.start_ns) ranks = TraceWindows(opt.dir, &warnings);
-  std::vector<analysis::RankWindow> windows;
-  for (const RankWindow& r : ranks) windows.push_back({r.rank, r.start_ns, r.end_ns});
-  if (opt.end_ns > opt.start_ns) windows = {{-1, opt.start_ns, opt.end_ns}};
-  int64_t all_lo = INT64_MAX, all_hi = INT64_MIN;
-  for (const auto& w : windows) {
-    all_lo = std::min(all_lo, w.start_ns);
-    all_hi = std::max(all_hi, w.end_ns);
+  TelemetryView view;
+  if (opt.end_ns > opt.start_ns) {
+    ViewOverWindows(sidecars, {{-1, opt.start_ns, opt.end_ns}}, &view);
+  } else if (Status s = ViewOverTraces(opt.dir, &view); !s.ok()) {
+    view.warnings.push_back(s.message() + "; using the span each telemetry file records");
+    ViewOverWindows(sidecars, {}, &view);
   }
-  const std::vector<analysis::NodeWindowTelemetry> nodes = analysis::JoinTelemetry(sidecars, windows, &warnings);
-  const auto findings = analysis::FindTelemetryIssues(nodes);
   if (opt.json) {
-    nlohmann::json j = {{"dir", opt.dir}, {"nodes", nlohmann::json::array()}, {"findings", nlohmann::json::array()},
-                        {"ranks", nlohmann::json::array()}, {"warnings", warnings}};
-    for (const auto& n : nodes) j["nodes"].push_back(analysis::ToJson(n));
-    for (const auto& f : findings) j["findings"].push_back(analysis::ToJson(f));
-    for (const auto& r : ranks) {
-      j["ranks"].push_back({{"rank", r.rank}, {"start_unix_ns", r.start_ns}, {"end_unix_ns", r.end_ns}, {"window", r.source}});
-    }
-    std::cout << j.dump(2) << "\n";
-    return nodes.empty() ? 1 : 0;
+    PrintJson(opt, view);
+  } else {
+    PrintText(opt, view);
   }
-  fmt::print("telemetry of {}\n", opt.dir);
-  if (!ranks.empty()) {
-    fmt::print("window: {:.3f} s of {} ({} traces)\n", double(all_hi - all_lo) / 1e9, ranks.front().source, ranks.size());
-  }
-  for (const auto& n : nodes) std::cout << RenderNodeTelemetry(n);
-  fmt::print("\nfindings\n");
-  if (findings.empty()) fmt::print("  none: no node was CPU-, memory- or GPU-bound in the window\n");
-  std::cout << RenderTelemetryFindings(findings);
-  for (const auto& w : warnings) fmt::print("warning: {}\n", w);
-  return nodes.empty() ? 1 : 0;
+  return view.nodes.empty() ? 1 : 0;
 }
 
 }  // namespace

@@ -5,7 +5,7 @@ namespace rankscope {
 StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks, const ClusterOptions& options) {
   ClusterDiagnosis d;
   d.options = options;
-  RANKSCOPE_ASSIGN_OR_RETURN(d.hosts, AssignHosts(ranks, options.hosts));
+  RANKSCOPE_ASSIGN_OR_RETURN(d.hosts, AssignHosts(ranks, options.hosts, options.capture_hosts));
   const bool per_step = PerStep(ranks);
   d.unit = per_step ? "step" : "window";
   for (const RankSummary& r : ranks) {
@@ -29,7 +29,7 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
     if (d.slow.slow[r]) slow.push_back(r);
   }
   d.total = WhatIfLikeMedian(d.metrics, slow);
-  d.findings = BuildFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
+  d.findings = BuildClusterFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
                               &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
   return d;
 }

@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "rankscope/cluster/host_map.h"
+
 namespace rankscope {
 
 // Robust outlier rule (robust_rule.h): a value is abnormal when it exceeds the median of its
@@ -30,6 +32,9 @@ struct ClusterOptions {
   // rank -> host from `--hosts FILE`; overrides the host names in the traces when not empty.
   std::map<int64_t, std::string> hosts;
   std::string hosts_source;  // the file, for the report; "" when the traces' names are used
+  // rank -> host found beside the traces (capture manifest, telemetry sidecar): used for the
+  // ranks whose trace names no host (engine/capture_hosts.h).
+  std::map<int64_t, RankHost> capture_hosts;
 };
 
 }  // namespace rankscope

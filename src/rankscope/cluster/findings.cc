@@ -1,9 +1,6 @@
 #include "rankscope/cluster/findings.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -11,43 +8,11 @@
 namespace rankscope {
 namespace {
 
-std::string PhaseWords(StepPhase p) {
-  switch (p) {
-    case StepPhase::kDataLoading: return "data loading";
-    case StepPhase::kForward: return "forward";
-    case StepPhase::kBackward: return "backward";
-    case StepPhase::kOptimizer: return "the optimizer step";
-    case StepPhase::kOther: return "time outside data loading, forward, backward and optimizer";
-  }
-  return "other";
-}
-
-std::string KindWords(FunctionKind k) {
-  switch (k) {
-    case FunctionKind::kKernel: return "kernel";
-    case FunctionKind::kMemoryOp: return "memory op";
-    case FunctionKind::kRuntimeCall: return "runtime call";
-    case FunctionKind::kCpuOp: return "CPU op";
-    case FunctionKind::kPythonPath: return "Python path";
-    case FunctionKind::kCollective: return "collective";
-  }
-  return "function";
-}
-
-// A call path is long: its last frame says which function it is.
-std::string FunctionLabel(const FunctionOutlier& f) {
-  std::string name = f.name;
-  if (f.kind == FunctionKind::kPythonPath) {
-    if (const size_t bar = name.rfind('|'); bar != std::string::npos) name = "..." + name.substr(bar);
-  }
-  if (name.size() > 90) name = name.substr(0, 87) + "...";
-  if (!f.detail.empty() && f.kind != FunctionKind::kPythonPath) name += " " + f.detail;
-  return name;
-}
-
-class Writer {
+// Facts for the findings of one job: every number a sentence in report/finding_text.cc needs
+// goes into the finding's evidence, under the names docs/findings.md lists.
+class Rules {
  public:
-  explicit Writer(const FindingInputs& in) : in_(in) {}
+  explicit Rules(const FindingInputs& in) : in_(in) {}
 
   std::vector<Finding> Build() {
     std::vector<Finding> out;
@@ -56,28 +21,22 @@ class Writer {
       out.push_back(SlowGroupFinding(g));
       covered.insert(g.ranks.begin(), g.ranks.end());
     }
-    for (Finding& f : SlowFunctionFindings(covered)) out.push_back(std::move(f));
-    std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
-      if (a.what_if.saving_ns != b.what_if.saving_ns) return a.what_if.saving_ns > b.what_if.saving_ns;
-      return a.kind < b.kind;
-    });
+    std::set<std::tuple<uint32_t, FunctionKind, std::string, std::string>> reported;
+    for (Finding& f : SlowFunctionFindings(covered, &reported)) out.push_back(std::move(f));
+    for (Finding& f : ExtraWorkFindings(covered, reported)) out.push_back(std::move(f));
+    RankFindings(&out);
     return out;
   }
 
  private:
   int64_t RankNo(uint32_t i) const { return (*in_.ranks)[i].rank.rank; }
   const RankMetrics& M(uint32_t i) const { return (*in_.metrics)[i]; }
-  std::string Per() const { return "/" + in_.unit; }
 
-  std::string RankList(const std::vector<uint32_t>& ranks) const {
-    std::vector<int64_t> numbers;
-    for (uint32_t r : ranks) numbers.push_back(RankNo(r));
-    std::sort(numbers.begin(), numbers.end());
-    return fmt::format("{}", fmt::join(numbers, ", "));
-  }
-
-  std::string Ranks(const std::vector<uint32_t>& ranks) const {
-    return (ranks.size() == 1 ? "rank " : "ranks ") + RankList(ranks);
+  std::vector<int64_t> RankNumbers(const std::vector<uint32_t>& ranks) const {
+    std::vector<int64_t> out;
+    for (uint32_t r : ranks) out.push_back(RankNo(r));
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   double MedianOf(double RankMetrics::*field) const {
@@ -89,201 +48,283 @@ class Writer {
   // The spread of local times across ranks: savings below it are not measurable.
   double Noise() const { return in_.outlier_k * kMadToSigma * in_.slow->local.mad; }
 
-  bool HasHosts() const {
-    return !in_.hosts->empty() && in_.hosts->front().source != HostSource::kNone;
+  // Work the peers do not do: the rank calls the function materially more often. Timing noise on
+  // a busy machine stretches calls; it does not add them.
+  static bool CallsDiffer(const FunctionOutlier& fn) {
+    return fn.calls - fn.median_calls >= std::max(1.0, kExtraCallsShare * fn.median_calls);
+  }
+
+  bool HasHosts() const { return !in_.hosts->empty() && in_.hosts->front().source != HostSource::kNone; }
+
+  Cost CostOf(const WhatIf& w, CostMethod method, double added_ns) const {
+    Cost c;
+    c.method = method;
+    c.unit = in_.unit;
+    c.saving_ns = w.saving_ns;
+    c.step_ns = w.step_ns;
+    c.estimated_step_ns = w.estimated_step_ns;
+    c.added_ns = added_ns;
+    return c;
+  }
+
+  static Severity SeverityOf(const Cost& c) {
+    if (c.saving_ns <= 0) return Severity::kInfo;
+    return c.step_ns > 0 && c.saving_ns >= kCriticalShare * c.step_ns ? Severity::kCritical : Severity::kWarning;
+  }
+
+  Evidence PhaseEvidence(const PhaseOutlier& p) const {
+    Evidence e;
+    e.kind = EvidenceKind::kPhase;
+    e.rank = RankNo(p.rank);
+    e.subject = StepPhaseName(p.phase);
+    e.subject_kind = "phase";
+    e.detail = p.gpu ? "GPU" : "CPU";
+    e.Set("value_ns", p.value_ns).Set("median_ns", p.median_ns).Set("excess_ns", p.excess_ns)
+        .Set("threshold_ns", p.threshold_ns);
+    return e;
+  }
+
+  Evidence FunctionEvidence(const FunctionOutlier& fn) const {
+    Evidence e;
+    e.kind = EvidenceKind::kFunction;
+    e.rank = RankNo(fn.rank);
+    e.subject = fn.name;
+    e.subject_kind = FunctionKindName(fn.kind);
+    e.detail = fn.detail;
+    e.Set("value_ns", fn.value_ns).Set("median_ns", fn.median_ns).Set("excess_ns", fn.excess_ns)
+        .Set("threshold_ns", fn.threshold_ns).Set("calls", fn.calls).Set("median_calls", fn.median_calls)
+        .Set("per_call_ns", static_cast<double>(fn.per_call_ns))
+        .Set("median_per_call_ns", static_cast<double>(fn.median_per_call_ns)).Set("ranks_compared", fn.compared);
+    return e;
+  }
+
+  Evidence WhatIfEvidence(const Cost& c, std::string_view how) const {
+    Evidence e;
+    e.kind = EvidenceKind::kWhatIf;
+    e.detail = std::string(how);
+    e.Set("step_ns", c.step_ns).Set("estimated_step_ns", c.estimated_step_ns).Set("saving_ns", c.saving_ns);
+    return e;
   }
 
   Finding SlowGroupFinding(const SlowGroup& g) const;
   void AddLocalEvidence(const SlowGroup& g, Finding* f) const;
   void AddArrivalEvidence(const SlowGroup& g, Finding* f) const;
   void AddHostEvidence(const SlowGroup& g, Finding* f) const;
-  std::string NextForSlowGroup(const SlowGroup& g, const Finding& f) const;
-  std::vector<Finding> SlowFunctionFindings(const std::set<uint32_t>& covered) const;
+  NextStep NextForSlowGroup(const SlowGroup& g, const Finding& f, const PhaseOutlier* phase,
+                            const std::vector<const FunctionOutlier*>& functions) const;
+  std::vector<Finding> SlowFunctionFindings(
+      const std::set<uint32_t>& covered,
+      std::set<std::tuple<uint32_t, FunctionKind, std::string, std::string>>* reported) const;
+  std::vector<Finding> ExtraWorkFindings(
+      const std::set<uint32_t>& covered,
+      const std::set<std::tuple<uint32_t, FunctionKind, std::string, std::string>>& reported) const;
 
   const FindingInputs& in_;
 };
 
-Finding Writer::SlowGroupFinding(const SlowGroup& g) const {
+Finding Rules::SlowGroupFinding(const SlowGroup& g) const {
   Finding f;
   f.kind = g.scope == SlowScope::kNode ? FindingKind::kSlowNode : FindingKind::kSlowRank;
-  f.ranks = g.ranks;
-  f.host = g.host;
+  f.ranks = RankNumbers(g.ranks);
+  if (HasHosts()) f.hosts = {g.host};
   const std::set<uint32_t> mine(g.ranks.begin(), g.ranks.end());
+  const PhaseOutlier* phase = nullptr;
   for (const PhaseOutlier& p : *in_.phases) {
     if (mine.count(p.rank)) {
-      f.phase = p;
+      phase = &p;
       break;
     }
   }
+  std::vector<const FunctionOutlier*> functions;
   for (const FunctionOutlier& fn : *in_.functions) {
-    if (mine.count(fn.rank) && fn.kind != FunctionKind::kCollective && f.functions.size() < kFunctionsPerFinding &&
+    if (mine.count(fn.rank) && fn.kind != FunctionKind::kCollective && functions.size() < kFunctionsPerFinding &&
         fn.excess_ns >= kFunctionShareOfExcess * in_.slow->excess_ns[fn.rank]) {
-      f.functions.push_back(fn);
+      functions.push_back(&fn);
     }
   }
-  f.what_if = WhatIfLikeMedian(*in_.metrics, g.ranks);
   std::vector<double> excess;
   for (uint32_t r : g.ranks) excess.push_back(in_.slow->excess_ns[r]);
-  const double typical = ComputeRobustStats(excess).median;
-  const std::string where =
-      f.phase ? fmt::format(", {} in {} (+{})", f.phase->excess_ns >= 0.5 * typical ? "mostly" : "partly",
-                            PhaseWords(f.phase->phase), FormatDuration(f.phase->excess_ns))
-              : "";
-  if (f.kind == FindingKind::kSlowNode) {
-    f.title = fmt::format("host {} is slow: its {} each spend about {} more per {} on their own work than the median "
-                          "rank{}; every other rank waits for them",
-                          g.host, Ranks(g.ranks), FormatDuration(typical), in_.unit, where);
-  } else {
-    f.title = fmt::format("rank {} is a straggler: it spends {} more per {} on its own work than the median rank{}; "
-                          "every other rank waits for it",
-                          RankNo(g.ranks.front()), FormatDuration(typical), in_.unit, where);
+  f.cost = CostOf(WhatIfLikeMedian(*in_.metrics, g.ranks), CostMethod::kWhatIfLikeMedian,
+                  ComputeRobustStats(excess).median);
+  f.severity = SeverityOf(f.cost);
+  if (phase) {
+    f.subject = StepPhaseName(phase->phase);
+    f.subject_kind = "phase";
   }
   AddLocalEvidence(g, &f);
   AddArrivalEvidence(g, &f);
-  if (f.phase) {
-    f.evidence.push_back(fmt::format("{} ({} side) on rank {}: {}{} vs median {}", PhaseWords(f.phase->phase),
-                                     f.phase->gpu ? "GPU" : "CPU", RankNo(f.phase->rank),
-                                     FormatDuration(f.phase->value_ns), Per(), FormatDuration(f.phase->median_ns)));
-  }
-  for (const FunctionOutlier& fn : f.functions) {
-    f.evidence.push_back(fmt::format("{} {} on rank {}: {}{} vs median {} (+{}; {:.1f} vs {:.1f} calls{})",
-                                     KindWords(fn.kind), FunctionLabel(fn), RankNo(fn.rank), FormatDuration(fn.value_ns),
-                                     Per(), FormatDuration(fn.median_ns), FormatDuration(fn.excess_ns), fn.calls,
-                                     fn.median_calls, Per()));
-  }
+  if (phase) f.evidence.push_back(PhaseEvidence(*phase));
+  for (const FunctionOutlier* fn : functions) f.evidence.push_back(FunctionEvidence(*fn));
   for (const UtilizationOutlier& u : in_.utilization->outliers) {
-    if (mine.count(u.rank)) {
-      f.evidence.push_back(fmt::format("GPU utilization of rank {}: {:.1f}% vs median {:.1f}%", RankNo(u.rank),
-                                       100 * u.value, 100 * in_.utilization->median));
-    }
+    if (!mine.count(u.rank)) continue;
+    Evidence e;
+    e.kind = EvidenceKind::kUtilization;
+    e.rank = RankNo(u.rank);
+    e.Set("value_share", u.value).Set("median_share", in_.utilization->median);
+    f.evidence.push_back(std::move(e));
   }
   AddHostEvidence(g, &f);
-  f.evidence.push_back(fmt::format("if {} behaved like the median rank: step {} -> {} (saves {}{})",
-                                   g.ranks.size() == 1 ? "it" : "they", FormatDuration(f.what_if.step_ns),
-                                   FormatDuration(f.what_if.estimated_step_ns), FormatDuration(f.what_if.saving_ns), Per()));
-  f.next = NextForSlowGroup(g, f);
+  f.evidence.push_back(WhatIfEvidence(f.cost, "like_median"));
+  f.next = NextForSlowGroup(g, f, phase, functions);
   return f;
 }
 
-void Writer::AddLocalEvidence(const SlowGroup& g, Finding* f) const {
+void Rules::AddLocalEvidence(const SlowGroup& g, Finding* f) const {
   const SlowRankAnalysis& s = *in_.slow;
   for (uint32_t r : g.ranks) {
-    f->evidence.push_back(fmt::format(
-        "rank {}: local time (step minus communication wait) {}{} vs median {} over {} ranks (abnormal above +{}); "
-        "communication wait {} vs median {}; compute busy {} vs median {}",
-        RankNo(r), FormatDuration(M(r).local_ns), Per(), FormatDuration(s.local.median), s.local.count,
-        FormatDuration(s.threshold_ns), FormatDuration(M(r).comm_wait_ns), FormatDuration(MedianOf(&RankMetrics::comm_wait_ns)),
-        FormatDuration(M(r).compute_ns), FormatDuration(MedianOf(&RankMetrics::compute_ns))));
+    Evidence e;
+    e.kind = EvidenceKind::kLocalTime;
+    e.rank = RankNo(r);
+    e.Set("local_ns", M(r).local_ns).Set("median_local_ns", s.local.median).Set("ranks_compared", s.local.count)
+        .Set("threshold_ns", s.threshold_ns).Set("comm_wait_ns", M(r).comm_wait_ns)
+        .Set("median_comm_wait_ns", MedianOf(&RankMetrics::comm_wait_ns)).Set("compute_ns", M(r).compute_ns)
+        .Set("median_compute_ns", MedianOf(&RankMetrics::compute_ns));
+    f->evidence.push_back(std::move(e));
   }
 }
 
-void Writer::AddArrivalEvidence(const SlowGroup& g, Finding* f) const {
+void Rules::AddArrivalEvidence(const SlowGroup& g, Finding* f) const {
   for (uint32_t r : g.ranks) {
     const RankArrival& a = in_.arrival->ranks[r];
     if (a.instances == 0) continue;
     const double steps = M(r).steps > 0 ? static_cast<double>(M(r).steps) : 1.0;
-    f->evidence.push_back(fmt::format("rank {} arrives late at its collectives: {}{} after the median rank, added over "
-                                      "{} matched collectives (median {}); last to arrive at {} of them, where the others "
-                                      "waited {} for it alone",
-                                      RankNo(r), FormatDuration(static_cast<double>(a.late_sum_ns) / steps), Per(),
-                                      a.instances, FormatDuration(static_cast<double>(a.lateness_ns)), a.last_votes,
-                                      FormatDuration(static_cast<double>(a.imposed_wait_ns))));
+    Evidence e;
+    e.kind = EvidenceKind::kArrival;
+    e.rank = RankNo(r);
+    e.Set("late_ns", static_cast<double>(a.late_sum_ns) / steps).Set("collectives", a.instances)
+        .Set("median_lateness_ns", static_cast<double>(a.lateness_ns)).Set("last_arrivals", a.last_votes)
+        .Set("imposed_wait_ns", static_cast<double>(a.imposed_wait_ns));
+    f->evidence.push_back(std::move(e));
   }
 }
 
-void Writer::AddHostEvidence(const SlowGroup& g, Finding* f) const {
+void Rules::AddHostEvidence(const SlowGroup& g, Finding* f) const {
   if (!HasHosts()) return;
-  std::vector<uint32_t> healthy;
+  Evidence e;
+  e.kind = EvidenceKind::kHostPeers;
+  e.host = g.host;
+  e.detail = g.scope == SlowScope::kNode ? "node" : "rank";
   for (uint32_t r : g.host_ranks) {
-    if (!in_.slow->slow[r]) healthy.push_back(r);
+    if (!in_.slow->slow[r]) e.ranks.push_back(RankNo(r));
   }
-  if (g.scope == SlowScope::kRank && !healthy.empty()) {
-    f->evidence.push_back(fmt::format("{} on the same host {} {} not slow: the node is fine, the problem is specific to "
-                                      "rank {} (its GPU, its data, its process)",
-                                      Ranks(healthy), g.host, healthy.size() == 1 ? "is" : "are", RankNo(g.ranks.front())));
-  } else if (g.scope == SlowScope::kRank) {
-    f->evidence.push_back(fmt::format("it is the only rank analysed on host {}: a slow node and a slow GPU look the same "
-                                      "here",
-                                      g.host));
-  } else {
-    f->evidence.push_back(fmt::format("{} of the {} ranks of host {} are slow{}", g.ranks.size(), g.host_ranks.size(),
-                                      g.host, healthy.empty() ? "" : fmt::format(" ({} {} not)", Ranks(healthy),
-                                                                                 healthy.size() == 1 ? "is" : "are")));
-  }
+  std::sort(e.ranks.begin(), e.ranks.end());
+  e.Set("slow_ranks", g.ranks.size()).Set("host_ranks", g.host_ranks.size());
+  f->evidence.push_back(std::move(e));
 }
 
-std::string Writer::NextForSlowGroup(const SlowGroup& g, const Finding& f) const {
-  const std::string who = Ranks(g.ranks);
-  if (g.scope == SlowScope::kNode) {
-    return fmt::format("check host {} itself: CPU load and clock frequency, memory pressure, thermal or power limits, "
-                       "the network interface, and what else runs there; then `rankscope analyze --rank {}`",
-                       g.host, RankNo(g.ranks.front()));
+NextStep Rules::NextForSlowGroup(const SlowGroup& g, const Finding& f, const PhaseOutlier* phase,
+                                 const std::vector<const FunctionOutlier*>& functions) const {
+  if (g.scope == SlowScope::kNode) return {NextStepKind::kCheckHost, g.host, ""};
+  // A function explains the slowness when it holds at least half of the phase's excess; a
+  // sleep or a stall in data loading has no function of its own.
+  if (!functions.empty() && (!phase || functions.front()->excess_ns >= 0.5 * phase->excess_ns)) {
+    return {NextStepKind::kFunctionOnRanks, functions.front()->name, functions.front()->detail};
   }
-  const bool function_explains = !f.functions.empty() && (!f.phase || f.functions.front().excess_ns >= 0.5 * f.phase->excess_ns);
-  if (function_explains) {
-    const FunctionOutlier& top = f.functions.front();
-    return fmt::format("find out why {} {} takes {}{} on {} and {} on its peers{} (input shapes, clocks or throttling, "
-                       "a different code path); `rankscope analyze --rank {}` shows where it runs",
-                       KindWords(top.kind), FunctionLabel(top), FormatDuration(top.value_ns), Per(), who,
-                       FormatDuration(top.median_ns), f.phase ? ", in " + PhaseWords(f.phase->phase) : "",
-                       RankNo(g.ranks.front()));
-  }
-  if (f.phase && f.phase->phase == StepPhase::kDataLoading) {
-    return fmt::format("look at the input pipeline of {}: its DataLoader (workers, prefetch), the storage or data shard "
-                       "it reads, and the CPU of its host; `rankscope analyze --rank {}` for its Python paths",
-                       who, RankNo(g.ranks.front()));
-  }
-  if (f.phase) {
-    return fmt::format("look at {} of {}: what runs there that its peers do not run (record with --with-stack to see the "
-                       "Python functions); `rankscope analyze --rank {}`",
-                       PhaseWords(f.phase->phase), who, RankNo(g.ranks.front()));
-  }
-  return fmt::format("look at what {} does before its collectives (communication hooks, host synchronisation, Python "
-                     "between backward and all-reduce): no phase or function stands out, only its late arrival; "
-                     "`rankscope analyze --rank {}`",
-                     who, RankNo(g.ranks.front()));
+  if (phase && phase->phase == StepPhase::kDataLoading) return {NextStepKind::kInputPipeline, f.subject, ""};
+  if (phase) return {NextStepKind::kPhaseOnRanks, f.subject, ""};
+  return {NextStepKind::kBeforeCollectives, "", ""};
 }
 
-std::vector<Finding> Writer::SlowFunctionFindings(const std::set<uint32_t>& covered) const {
+std::vector<Finding> Rules::SlowFunctionFindings(
+    const std::set<uint32_t>& covered,
+    std::set<std::tuple<uint32_t, FunctionKind, std::string, std::string>>* reported) const {
   // One finding per function, over the ranks where it is abnormal and that no slow rank covers.
-  std::map<std::tuple<FunctionKind, std::string, std::string>, std::vector<const FunctionOutlier*>> by_function;
-  std::vector<std::tuple<FunctionKind, std::string, std::string>> order;
+  using Key = std::tuple<FunctionKind, std::string, std::string>;
+  std::map<Key, std::vector<const FunctionOutlier*>> by_function;
+  std::vector<Key> order;
   for (const FunctionOutlier& fn : *in_.functions) {
     if (covered.count(fn.rank)) continue;
-    auto key = std::make_tuple(fn.kind, fn.name, fn.detail);
+    Key key{fn.kind, fn.name, fn.detail};
     auto [it, inserted] = by_function.try_emplace(key);
     if (inserted) order.push_back(key);
     it->second.push_back(&fn);
   }
   std::vector<Finding> out;
-  for (const auto& key : order) {
+  for (const Key& key : order) {
     const std::vector<const FunctionOutlier*>& rows = by_function[key];
-    Finding f;
-    f.kind = FindingKind::kSlowFunction;
     std::vector<RankSaving> savings;
+    std::vector<uint32_t> ranks;
     for (const FunctionOutlier* fn : rows) {
-      f.ranks.push_back(fn->rank);
-      f.functions.push_back(*fn);
+      ranks.push_back(fn->rank);
       // Waiting in a collective is not local work: finishing it sooner does not move the pace.
       if (fn->kind != FunctionKind::kCollective) savings.push_back({fn->rank, fn->excess_ns});
-      f.evidence.push_back(fmt::format("rank {}: {}{} vs median {} over {} ranks (+{}, abnormal above +{}); {:.1f} vs "
-                                       "{:.1f} calls{}, median call {} vs {}",
-                                       RankNo(fn->rank), FormatDuration(fn->value_ns), Per(), FormatDuration(fn->median_ns),
-                                       fn->compared, FormatDuration(fn->excess_ns), FormatDuration(fn->threshold_ns),
-                                       fn->calls, fn->median_calls, Per(), FormatDuration(static_cast<double>(fn->per_call_ns)),
-                                       FormatDuration(static_cast<double>(fn->median_per_call_ns))));
     }
-    f.what_if = WhatIfFaster(*in_.metrics, savings);
-    if (f.what_if.saving_ns < std::max(in_.min_excess_ns, Noise())) continue;
+    const WhatIf w = WhatIfFaster(*in_.metrics, savings);
+    if (w.saving_ns < std::max(in_.min_excess_ns, Noise())) continue;  // left to extra_work
     const FunctionOutlier& top = *rows.front();
-    f.title = fmt::format("{} {} is slower on {} than on the other ranks: +{}{}", KindWords(top.kind), FunctionLabel(top),
-                          Ranks(f.ranks), FormatDuration(top.excess_ns), Per());
-    f.evidence.push_back(fmt::format("if it ran as on the median rank: step {} -> {} (saves {}{}; local times of "
-                                     "the ranks spread by {})",
-                                     FormatDuration(f.what_if.step_ns), FormatDuration(f.what_if.estimated_step_ns),
-                                     FormatDuration(f.what_if.saving_ns), Per(), FormatDuration(Noise())));
-    f.next = fmt::format("compare {} on {} with a healthy rank (`rankscope analyze --rank {}`): calls, shapes, clocks",
-                         FunctionLabel(top), Ranks(f.ranks), RankNo(f.ranks.front()));
+    Finding f;
+    f.kind = FindingKind::kSlowFunction;
+    f.ranks = RankNumbers(ranks);
+    f.subject = top.name;
+    f.subject_kind = FunctionKindName(top.kind);
+    f.subject_detail = top.detail;
+    f.cost = CostOf(w, CostMethod::kWhatIfFaster, top.excess_ns);
+    f.severity = SeverityOf(f.cost);
+    for (const FunctionOutlier* fn : rows) {
+      f.evidence.push_back(FunctionEvidence(*fn));
+      reported->insert({fn->rank, fn->kind, fn->name, fn->detail});
+    }
+    Evidence what_if = WhatIfEvidence(f.cost, "faster");
+    what_if.Set("noise_ns", Noise());
+    f.evidence.push_back(std::move(what_if));
+    f.next = {NextStepKind::kCompareFunction, top.name, top.detail};
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> Rules::ExtraWorkFindings(
+    const std::set<uint32_t>& covered,
+    const std::set<std::tuple<uint32_t, FunctionKind, std::string, std::string>>& reported) const {
+  // Per rank: its abnormal phases and (non-collective) functions that no finding above covers.
+  std::map<uint32_t, std::pair<const PhaseOutlier*, std::vector<const FunctionOutlier*>>> by_rank;
+  // A rank with a costed slow_function finding has its time explained there; its phase is not news.
+  std::set<uint32_t> explained;
+  for (const auto& key : reported) explained.insert(std::get<0>(key));
+  for (const PhaseOutlier& p : *in_.phases) {
+    if (covered.count(p.rank) || explained.count(p.rank) || p.excess_ns < Noise()) continue;
+    if (by_rank[p.rank].first == nullptr) by_rank[p.rank].first = &p;
+  }
+  for (const FunctionOutlier& fn : *in_.functions) {
+    if (covered.count(fn.rank) || fn.kind == FunctionKind::kCollective) continue;
+    if (reported.count({fn.rank, fn.kind, fn.name, fn.detail})) continue;
+    if (fn.excess_ns < in_.min_excess_ns || !(CallsDiffer(fn) || fn.excess_ns >= Noise())) continue;
+    by_rank[fn.rank].second.push_back(&fn);
+  }
+  std::vector<Finding> out;
+  for (const auto& [rank, anomalies] : by_rank) {
+    const auto& [phase, functions] = anomalies;
+    if (!phase && functions.empty()) continue;
+    Finding f;
+    f.kind = FindingKind::kExtraWork;
+    f.severity = Severity::kInfo;
+    f.ranks = {RankNo(rank)};
+    if (HasHosts()) f.hosts = {(*in_.hosts)[rank].host};
+    const double added = functions.empty() ? phase->excess_ns : functions.front()->excess_ns;
+    f.cost = CostOf(WhatIf{JobStepNs(*in_.metrics), JobStepNs(*in_.metrics), 0}, CostMethod::kAddedWork, added);
+    if (!functions.empty()) {
+      f.subject = functions.front()->name;
+      f.subject_kind = FunctionKindName(functions.front()->kind);
+      f.subject_detail = functions.front()->detail;
+    } else {
+      f.subject = StepPhaseName(phase->phase);
+      f.subject_kind = "phase";
+    }
+    for (size_t i = 0; i < functions.size() && i < kFunctionsPerFinding; ++i) {
+      f.evidence.push_back(FunctionEvidence(*functions[i]));
+    }
+    if (phase) f.evidence.push_back(PhaseEvidence(*phase));
+    Evidence local;
+    local.kind = EvidenceKind::kLocalTime;
+    local.rank = RankNo(rank);
+    local.Set("local_ns", M(rank).local_ns).Set("median_local_ns", in_.slow->local.median)
+        .Set("ranks_compared", in_.slow->local.count).Set("threshold_ns", in_.slow->threshold_ns)
+        .Set("comm_wait_ns", M(rank).comm_wait_ns).Set("median_comm_wait_ns", MedianOf(&RankMetrics::comm_wait_ns))
+        .Set("compute_ns", M(rank).compute_ns).Set("median_compute_ns", MedianOf(&RankMetrics::compute_ns))
+        .Set("noise_ns", Noise());
+    f.evidence.push_back(std::move(local));
+    f.next = functions.empty() ? NextStep{NextStepKind::kPhaseOnRanks, f.subject, ""}
+                               : NextStep{NextStepKind::kCompareFunction, f.subject, f.subject_detail};
     out.push_back(std::move(f));
   }
   return out;
@@ -291,23 +332,6 @@ std::vector<Finding> Writer::SlowFunctionFindings(const std::set<uint32_t>& cove
 
 }  // namespace
 
-std::string_view FindingKindName(FindingKind k) {
-  switch (k) {
-    case FindingKind::kSlowNode: return "slow_node";
-    case FindingKind::kSlowRank: return "slow_rank";
-    case FindingKind::kSlowFunction: return "slow_function";
-  }
-  return "slow_rank";
-}
-
-std::string FormatDuration(double ns) {
-  const double a = std::fabs(ns);
-  if (a >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
-  if (a >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
-  if (a >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
-  return fmt::format("{:.0f} ns", ns);
-}
-
-std::vector<Finding> BuildFindings(const FindingInputs& in) { return Writer(in).Build(); }
+std::vector<Finding> BuildClusterFindings(const FindingInputs& in) { return Rules(in).Build(); }
 
 }  // namespace rankscope

@@ -11,11 +11,7 @@
 namespace rankscope {
 namespace {
 
-struct Sample {
-  uint32_t rank;
-  double value_ns, calls;
-  int64_t per_call_ns;
-};
+using Sample = FunctionValue;
 
 struct FunctionKey {
   FunctionKind kind;
@@ -184,14 +180,26 @@ std::string_view FunctionKindName(FunctionKind k) {
   return "kernel";
 }
 
+std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummary>& ranks,
+                                                    const std::vector<RankMetrics>& metrics, double min_excess_ns) {
+  Collector c(ranks, metrics, min_excess_ns);
+  c.Collect();
+  std::vector<FunctionSamples> out;
+  out.reserve(c.samples().size());
+  for (auto& [key, raw] : c.samples()) {
+    std::vector<Sample> samples = c.SamplesWithZeros(key, std::move(raw));
+    std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.rank < b.rank; });
+    out.push_back({key.kind, key.name, key.detail, c.IsWait(key), std::move(samples)});
+  }
+  return out;
+}
+
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>& ranks,
                                                   const std::vector<RankMetrics>& metrics, const OutlierRule& rule,
                                                   double min_excess_ns) {
-  Collector c(ranks, metrics, min_excess_ns);
-  c.Collect();
   std::vector<FunctionOutlier> out;
-  for (auto& [key, raw] : c.samples()) {
-    const std::vector<Sample> samples = c.SamplesWithZeros(key, std::move(raw));
+  for (const FunctionSamples& f : CollectFunctionSamples(ranks, metrics, min_excess_ns)) {
+    const std::vector<Sample>& samples = f.samples;
     std::vector<double> values, calls;
     std::vector<int64_t> per_call;
     for (const Sample& s : samples) {
@@ -205,8 +213,8 @@ std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>
     for (const Sample& s : samples) {
       const double excess = s.value_ns - stats.median;
       if (!rule.IsHigh(s.value_ns, stats) || excess < min_excess_ns) continue;
-      out.push_back({key.kind, key.name, key.detail, s.rank, s.value_ns, stats.median, rule.Threshold(stats), excess,
-                     s.calls, call_stats.median, s.per_call_ns, median_per_call, samples.size(), c.IsWait(key)});
+      out.push_back({f.kind, f.name, f.detail, s.rank, s.value_ns, stats.median, rule.Threshold(stats), excess,
+                     s.calls, call_stats.median, s.per_call_ns, median_per_call, samples.size(), f.wait});
     }
   }
   ChooseLevels(&out);

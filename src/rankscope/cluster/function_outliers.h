@@ -55,6 +55,26 @@ struct FunctionOutlier {
   bool wait = false;         // the function waits (a sleep, a lock, a GPU synchronisation)
 };
 
+// One function's time per step on every rank it is compared on (the values the robust rule
+// sees): a rank whose table lacks the function is there with 0 when the rows its table left out
+// are all below a tenth of `min_excess_ns`, and is not there otherwise.
+struct FunctionValue {
+  uint32_t rank = 0;         // index of the summary
+  double value_ns = 0;       // time per step
+  double calls = 0;          // calls per step
+  int64_t per_call_ns = 0;   // median call
+};
+struct FunctionSamples {
+  FunctionKind kind = FunctionKind::kKernel;
+  std::string name;
+  std::string detail;
+  bool wait = false;                   // the function waits (analysis/wait_functions.h)
+  std::vector<FunctionValue> samples;  // by rank index
+};
+// Every function of every rank, by kind, name and detail (kernels: also by name alone, detail "").
+std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummary>& ranks,
+                                                    const std::vector<RankMetrics>& metrics, double min_excess_ns);
+
 // Worst first (largest excess).
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>& ranks,
                                                   const std::vector<RankMetrics>& metrics, const OutlierRule& rule,

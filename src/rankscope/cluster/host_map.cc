@@ -60,13 +60,16 @@ std::string_view HostSourceName(HostSource s) {
   switch (s) {
     case HostSource::kHostMap: return "hosts file";
     case HostSource::kTrace: return "trace";
+    case HostSource::kManifest: return "capture manifest";
+    case HostSource::kTelemetry: return "telemetry sidecar";
     case HostSource::kNone: return "none";
   }
   return "none";
 }
 
 StatusOr<std::vector<RankHost>> AssignHosts(const std::vector<RankSummary>& ranks,
-                                            const std::map<int64_t, std::string>& host_map) {
+                                            const std::map<int64_t, std::string>& host_map,
+                                            const std::map<int64_t, RankHost>& capture_hosts) {
   std::vector<RankHost> hosts;
   hosts.reserve(ranks.size());
   for (const RankSummary& r : ranks) {
@@ -76,6 +79,8 @@ StatusOr<std::vector<RankHost>> AssignHosts(const std::vector<RankSummary>& rank
       hosts.push_back({it->second, HostSource::kHostMap});
     } else if (!r.host_name.empty()) {
       hosts.push_back({r.host_name, HostSource::kTrace});
+    } else if (auto it = capture_hosts.find(r.rank.rank); it != capture_hosts.end()) {
+      hosts.push_back(it->second);
     } else {
       hosts.push_back({"rank " + std::to_string(r.rank.rank), HostSource::kNone});
     }

@@ -40,6 +40,7 @@ nlohmann::json ToJson(const Capture& c, const std::string& host) {
     if (t.first_step >= 0) j["first_step"] = t.first_step;
     if (t.last_step >= 0) j["last_step"] = t.last_step;
     if (!t.kineto_expected.empty()) j["kineto_file"] = t.kineto_expected;
+    if (!t.extra_file.empty()) j["flight_recorder_file"] = t.extra_file;
     targets.push_back(std::move(j));
     done += t.state == TargetState::kDone;
   }

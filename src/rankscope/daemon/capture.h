@@ -35,6 +35,8 @@ struct CaptureTarget {
   Clock::time_point delivered_at{};
   int64_t start_step = -1;         // planned first recorded step (collector targets)
   int64_t first_step = -1, last_step = -1;  // as recorded
+  bool native_tried = false;       // snapshot: py-spy was run because the collector did not answer
+  std::string extra_file;          // snapshot: the collector's flight-recorder dump, if any
 
   bool finished() const { return state == TargetState::kDone || state == TargetState::kFailed; }
   // rank<R>, or pid<P> for a process without a rank; files are <base>.pt.trace.json.gz and

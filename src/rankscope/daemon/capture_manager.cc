@@ -185,10 +185,11 @@ StatusOr<nlohmann::json> CaptureManager::Launch(Capture c, const std::vector<Pro
   return result;
 }
 
-StatusOr<nlohmann::json> CaptureManager::StartSnapshot(SnapshotSpec spec) {
+StatusOr<nlohmann::json> CaptureManager::StartSnapshot(SnapshotSpec spec, const std::string& reason) {
   RANKSCOPE_ASSIGN_OR_RETURN(SelectedTargets sel, SelectTargets(registry_->List(), spec.selection, true));
   RANKSCOPE_ASSIGN_OR_RETURN(Capture c, NewCapture(Capture::Kind::kSnapshot, spec.snapshot_id, sel, spec.timeout_s));
   c.snapshot = spec;
+  c.reason = reason;
   RANKSCOPE_ASSIGN_OR_RETURN(c.dir, out_->MakeCaptureDir(c.job, c.id, sel.processes.front().identity.uid));
   std::vector<nlohmann::json> messages;
   for (const auto& p : sel.processes) {
@@ -242,6 +243,10 @@ void CaptureManager::OnCollectorReport(int32_t pid, const nlohmann::json& msg) {
       } else {
         t->state = TargetState::kDone;
         t->file = file.string();
+        const fs::path fr = c->dir / msg.value("fr_file", "");  // the flight recorder (docs/hang.md)
+        if (msg.contains("fr_file") && fr.parent_path() == c->dir && fs::is_regular_file(fr, ec)) {
+          t->extra_file = fr.string();
+        }
       }
     } else if (state == "failed") {
       t->state = TargetState::kFailed;
@@ -408,6 +413,7 @@ void CaptureManager::WatchLoop() {
         t->detail = k.error;
       }
     }
+    NativeStacksPass(lock);
     CheckDeadlinesLocked(Clock::now());
     std::vector<Capture> finished;
     FinishCapturesLocked(&finished);

@@ -34,6 +34,11 @@ class CaptureManager {
     // (the daemon saves the telemetry of the capture's window beside the traces). May block for
     // about a sampling interval.
     std::function<void(const Capture&)> on_finished;
+    // Snapshot targets whose collector has not answered after `native_after` get their stack
+    // taken from outside with py-spy (native_stacks.h, capture_native.cc); "" = never.
+    std::string py_spy;
+    std::chrono::seconds native_after{5};
+    std::chrono::seconds native_timeout{20};
   };
   using CollectorSend = std::function<Status(const UnixAddress&, const nlohmann::json&)>;
 
@@ -43,7 +48,7 @@ class CaptureManager {
   CaptureManager& operator=(const CaptureManager&) = delete;
 
   StatusOr<nlohmann::json> StartTrace(TraceSpec spec, const std::string& reason = "request");
-  StatusOr<nlohmann::json> StartSnapshot(SnapshotSpec spec);
+  StatusOr<nlohmann::json> StartSnapshot(SnapshotSpec spec, const std::string& reason = "request");
 
   // Called by the Kineto endpoint on every poll; "" when nothing is pending for `pid`.
   std::string TakeKinetoConfig(int32_t pid, int32_t type);
@@ -68,6 +73,7 @@ class CaptureManager {
   void SetupKinetoTarget(Capture& c, CaptureTarget& t, const ProcessInfo& p);
   void DeliverToCollector(Capture& c, CaptureTarget& t, const ProcessInfo& p, const nlohmann::json& msg);
   void WatchLoop();
+  void NativeStacksPass(std::unique_lock<std::mutex>& lock);  // capture_native.cc
   void CheckDeadlinesLocked(Clock::time_point now);
   void FinishCapturesLocked(std::vector<Capture>* finished);
   void WriteManifest(const Capture& c);

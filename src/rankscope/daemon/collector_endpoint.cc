@@ -33,6 +33,7 @@ ProcessInfo CollectorEndpoint::FromHeartbeat(const nlohmann::json& msg, const Da
   p.step = msg.value("step", int64_t{-1});
   p.step_ms = msg.value("step_ms", 0.0);
   p.busy = msg.value("busy", false);
+  p.fr_pending_s = msg.value("fr_pending_s", -1.0);
   p.collector_address = meta.sender;
   return p;
 }

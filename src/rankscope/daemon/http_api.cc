@@ -102,7 +102,15 @@ void HttpApi::Routes() {
                      {"collector_endpoint", {{"address", info_.collector_address}, {"datagrams", info_.collector_messages ? info_.collector_messages() : 0}}},
                      {"processes", {{"total", procs.size()}, {"kineto", kineto}, {"collector", collectors},
                                     {"expired", registry_->expired_total()}}},
-                     {"active_captures", captures_->active()}});
+                     {"active_captures", captures_->active()},
+                     {"hangs", info_.hangs_brief ? info_.hangs_brief() : nlohmann::json::array()}});
+  });
+
+  server_->Get("/v1/hangs", [this](const httplib::Request&, httplib::Response& res) {
+    if (!info_.hangs) return Reply(res, 404, {{"error", "hang detection is off on this daemon (--no-hang-watch)"}});
+    nlohmann::json j = info_.hangs();
+    j["host"] = info_.host;
+    Reply(res, 200, j);
   });
 
   server_->Get("/v1/processes", [this](const httplib::Request&, httplib::Response& res) {
@@ -143,8 +151,12 @@ void HttpApi::Routes() {
   });
 
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    if (!info_.telemetry) return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
-    res.set_content(info_.telemetry->Metrics(), telemetry::kPrometheusContentType);
+    if (!info_.telemetry && !info_.hang_metrics) {
+      return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
+    }
+    std::string text = info_.telemetry ? info_.telemetry->Metrics() : "";
+    if (info_.hang_metrics) text += info_.hang_metrics();
+    res.set_content(text, telemetry::kPrometheusContentType);
   });
 
   server_->Get("/v1/telemetry", [this](const httplib::Request&, httplib::Response& res) {

@@ -6,7 +6,8 @@
 //   GET  /v1/captures[/<id>]     captures and, per process, what was produced or why not
 //   GET  /v1/files               files in the output directory, oldest first
 //   GET  /v1/telemetry           the node's key figures from the latest samples (rankscope top)
-//   GET  /metrics                every telemetry series, Prometheus text format
+//   GET  /metrics                every telemetry series and the hang gauge, Prometheus text format
+//   GET  /v1/hangs               hangs detected on this node, each with its analysis (docs/hang.md)
 // Loopback by default; bound elsewhere it requires "Authorization: Bearer <token>".
 #pragma once
 
@@ -30,6 +31,9 @@ struct DaemonInfo {
   std::string collector_address;
   std::function<uint64_t()> kineto_polls, collector_messages;
   telemetry::TelemetryService* telemetry = nullptr;  // null with --no-telemetry
+  // Automatic hang detection (hang_watch.h); unset with --no-hang-watch.
+  std::function<nlohmann::json()> hangs, hangs_brief;
+  std::function<std::string()> hang_metrics;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost": the only binds allowed without a token.

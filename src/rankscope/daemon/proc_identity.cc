@@ -85,4 +85,18 @@ StatusOr<ProcIdentity> ReadProcIdentity(int32_t pid, const std::string& proc_roo
   return id;
 }
 
+int64_t ProcessStartTicks(int32_t pid, const std::string& proc_root) {
+  std::ifstream in(fmt::format("{}/{}/stat", proc_root, pid));
+  std::string text;
+  if (!std::getline(in, text)) return 0;
+  const size_t paren = text.rfind(')');  // the command may contain spaces and parentheses
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(text.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return std::atoll(field.c_str());
+  }
+  return 0;
+}
+
 }  // namespace rankscope::daemon

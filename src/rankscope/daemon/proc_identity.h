@@ -27,6 +27,10 @@ struct ProcIdentity {
 StatusOr<std::map<std::string, std::string>> ReadEnvironment(int32_t pid, const std::string& proc_root = "/proc");
 StatusOr<ProcIdentity> ReadProcIdentity(int32_t pid, const std::string& proc_root = "/proc");
 
+// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), 0 when unreadable: a pid
+// with another start time is another process.
+int64_t ProcessStartTicks(int32_t pid, const std::string& proc_root = "/proc");
+
 // The job a process belongs to, the same rule as the Python collector (rankscope/_identity.py):
 // RANKSCOPE_JOB, else SLURM_JOB_ID, else TORCHELASTIC_RUN_ID unless it is "none", else
 // "ppid<parent pid>" for a rank (its launcher) or "pid<pid>" for a lone process.

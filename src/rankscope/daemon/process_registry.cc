@@ -4,7 +4,12 @@ namespace rankscope::daemon {
 
 void ProcessRegistry::ExpireLocked(Clock::time_point now) {
   for (auto it = procs_.begin(); it != procs_.end();) {
-    if (now - it->second.last_seen > expiry_) {
+    // A collector that went silent while its process lives on is stuck (a thread holds the
+    // GIL): it stays, so that a hang snapshot reaches it from outside (docs/hang.md).
+    const ProcessInfo& p = it->second;
+    const bool stuck_alive = (p.kinds & kTrackerClient) && p.start_ticks > 0 &&
+                             ProcessStartTicks(p.pid) == p.start_ticks;
+    if (now - it->second.last_seen > expiry_ && !stuck_alive) {
       it = procs_.erase(it);
       ++expired_total_;
     } else {
@@ -40,6 +45,7 @@ bool ProcessRegistry::SeenCollector(const ProcessInfo& info) {
   auto [it, inserted] = procs_.try_emplace(info.pid);
   ProcessInfo& p = it->second;
   if (inserted) p.first_seen = now;
+  const int64_t start_ticks = inserted ? ProcessStartTicks(info.pid) : p.start_ticks;
   // The collector knows its rank and job better than /proc (it can be told RANKSCOPE_JOB late).
   const uint8_t kinds = p.kinds;
   const int32_t kineto_type = p.kineto_type;
@@ -50,6 +56,7 @@ bool ProcessRegistry::SeenCollector(const ProcessInfo& info) {
   p.kineto_type = kineto_type;
   p.first_seen = first_seen;
   p.ancestors = ancestors;
+  p.start_ticks = start_ticks;
   p.last_seen = now;
   return inserted;
 }
@@ -89,6 +96,7 @@ nlohmann::json ToJson(const ProcessInfo& p, Clock::time_point now) {
                       {"world_size", p.identity.world_size}, {"job", p.identity.job}, {"uid", p.identity.uid},
                       {"command", p.identity.command}, {"clients", kinds}, {"last_seen_ms_ago", age}};
   if (p.kinds & kTrackerClient) {
+    if (p.fr_pending_s >= 0) j["fr_pending_s"] = p.fr_pending_s;
     j["step"] = p.step;
     j["step_ms"] = p.step_ms;
     j["busy"] = p.busy;

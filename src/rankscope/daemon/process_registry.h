@@ -40,6 +40,8 @@ struct ProcessInfo {
   bool busy = false;           // profiling or writing a trace right now
   std::string host;
   int32_t snapshot_signal = 0;
+  double fr_pending_s = -1;    // the oldest open collective's age, sent while steps have stopped
+  int64_t start_ticks = 0;     // /proc/<pid>/stat starttime: tells this process from a reused pid
 
   bool is_rank() const { return identity.rank >= 0; }
 };

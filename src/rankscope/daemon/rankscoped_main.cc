@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "rankscope/daemon/collector_endpoint.h"
+#include "rankscope/daemon/hang_watch.h"
+#include "rankscope/daemon/native_stacks.h"
 #include "rankscope/daemon/http_api.h"
 #include "rankscope/daemon/kineto_endpoint.h"
 #include "rankscope/telemetry/telemetry_service.h"
@@ -36,6 +38,16 @@ struct Flags {
   int telemetry_ring_mb = 64;
   int telemetry_margin_s = 5;
   std::string nvml_library = "libnvidia-ml.so.1";
+  // Hangs (docs/hang.md)
+  bool no_hang_watch = false;
+  double hang_min_stall_s = 300;
+  double hang_step_factor = 20;
+  double hang_fr_pending_s = 300;
+  int hang_cooldown_s = 1800;
+  int hang_interval_ms = 1000;
+  int hang_snapshot_timeout_s = 30;
+  std::string py_spy = "py-spy";
+  int native_after_s = 5;
 };
 
 std::string Hostname() {
@@ -134,6 +146,12 @@ int Run(const Flags& f) {
   opts.default_kineto_roundup = f.kineto_roundup;
   opts.auto_cooldown = std::chrono::seconds(f.auto_cooldown_s);
   opts.kineto_staging = f.kineto_staging;
+  opts.py_spy = rd::FindExecutable(f.py_spy);
+  opts.native_after = std::chrono::seconds(f.native_after_s);
+  if (opts.py_spy.empty() && !f.py_spy.empty()) {
+    fmt::print(stderr, "rankscoped: no py-spy ({}): a rank whose collector does not answer a snapshot gets no stack "
+               "(pip install py-spy, or --py-spy PATH)\n", f.py_spy);
+  }
   rd::CollectorEndpoint* ce = collectors->get();
   rd::CaptureManager captures(opts, &registry, &*out,
                               [ce](const rd::UnixAddress& to, const nlohmann::json& msg) { return ce->Send(to, msg); });
@@ -160,6 +178,20 @@ int Run(const Flags& f) {
     info.kineto_polls = [k] { return k->polls(); };
   }
   info.telemetry = telemetry.get();
+  std::unique_ptr<rd::HangWatch> hang_watch;
+  if (!f.no_hang_watch) {
+    rd::HangWatch::Options h;
+    h.thresholds = {f.hang_min_stall_s, f.hang_step_factor, f.hang_fr_pending_s};
+    h.interval = std::chrono::milliseconds(f.hang_interval_ms);
+    h.cooldown = std::chrono::seconds(f.hang_cooldown_s);
+    h.snapshot_timeout_s = f.hang_snapshot_timeout_s;
+    hang_watch = std::make_unique<rd::HangWatch>(h, &registry, &captures);
+    rd::HangWatch* w = hang_watch.get();
+    info.hangs = [w] { return w->Json(); };
+    info.hangs_brief = [w] { return w->Brief(); };
+    info.hang_metrics = [w] { return w->Metrics(); };
+    hang_watch->Start();
+  }
   rd::HttpApi api(info, &registry, &captures, &*out, *token);
   if (auto s = api.Start(f.bind, f.port); !s.ok()) return fail(s);
 
@@ -171,6 +203,7 @@ int Run(const Flags& f) {
   sigwait(&stop_signals, &sig);
   fmt::print(stderr, "rankscoped: stopping on signal {}\n", sig);
   api.Stop();
+  if (hang_watch) hang_watch->Stop();
   if (telemetry) telemetry->Stop();
   return 0;
 }
@@ -209,6 +242,23 @@ int main(int argc, char** argv) {
   app.add_option("--telemetry-margin-s", f.telemetry_margin_s, "Telemetry saved with a capture starts this long before it")
       ->capture_default_str()->check(CLI::Range(0, 600));
   app.add_option("--nvml-library", f.nvml_library, "NVML to load (env RANKSCOPE_NVML_LIBRARY)")->capture_default_str();
+  app.add_flag("--no-hang-watch", f.no_hang_watch, "Do not detect hangs (no automatic hang snapshots)");
+  app.add_option("--hang-min-stall-s", f.hang_min_stall_s, "A job is hung after no step for this long at least")
+      ->capture_default_str()->check(CLI::Range(0.1, 1e7));
+  app.add_option("--hang-step-factor", f.hang_step_factor, "... and for this many median step times")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  app.add_option("--hang-fr-pending-s", f.hang_fr_pending_s, "... or when a rank has had a collective open this long")
+      ->capture_default_str()->check(CLI::Range(0.1, 1e7));
+  app.add_option("--hang-cooldown-s", f.hang_cooldown_s, "At most one automatic hang snapshot per job in this time")
+      ->capture_default_str()->check(CLI::Range(0, 10000000));
+  app.add_option("--hang-interval-ms", f.hang_interval_ms, "How often the jobs are checked")
+      ->capture_default_str()->check(CLI::Range(50, 600000));
+  app.add_option("--hang-snapshot-timeout-s", f.hang_snapshot_timeout_s, "How long an automatic snapshot waits for a rank")
+      ->capture_default_str()->check(CLI::Range(2, 3600));
+  app.add_option("--py-spy", f.py_spy, "py-spy, for stacks of ranks whose collector does not answer ('' = never)")
+      ->capture_default_str();
+  app.add_option("--native-stacks-after-s", f.native_after_s, "Take a stack with py-spy when a collector has not answered a snapshot after this long")
+      ->capture_default_str()->check(CLI::Range(1, 3600));
   CLI11_PARSE(app, argc, argv);
   return Run(f);
 }

@@ -1,6 +1,6 @@
 // JobReport: what AnalyzeJob returns — every rank's summary, the cluster diagnosis, node
 // telemetry over the traced window, and one ranked list of findings. The JSON report (schema
-// "rankscope.report/1", docs/report-schema.md) and the terminal report both render this.
+// "rankscope.report/2", docs/report-schema.md) and the terminal report both render this.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "rankscope/analysis/definitions.h"
 #include "rankscope/analysis/rank_summary.h"
 #include "rankscope/analysis/telemetry_join.h"
+#include "rankscope/base/parallel_for.h"
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/findings/finding.h"
 
@@ -18,14 +20,15 @@ namespace rankscope {
 // Every knob of an analysis, with the defaults of `rankscope analyze`.
 struct AnalyzeOptions {
   std::string window = "auto";    // auto | steps | gpu | cpu
-  std::string steps;              // "A:B", "A:", ":B", "A" or "" (all profiled steps)
+  std::string steps;              // "A:B", "A:", ":B", "A", or "" for every profiled step
   std::vector<std::string> comm_patterns;  // regexes: kernels counted as communication
   int64_t kernel_wait_threshold_ns = kDefaultKernelWaitThresholdNs;
   double outlier_k = kDefaultOutlierK;
   double outlier_margin = kDefaultOutlierMargin;
   double min_cost_share = kDefaultMinCostShare;
-  unsigned threads = 0;           // files analysed in parallel; 0 = every core
-  bool telemetry = true;          // join telemetry.<host>.tsv found beside the traces
+  double flag_share = kFlagShare;  // bottleneck ratio above which a function is flagged
+  unsigned threads = DefaultThreadCount();  // files analysed in parallel
+  bool telemetry = true;           // join the telemetry.<host>.tsv found beside the traces
 };
 
 struct FileError {

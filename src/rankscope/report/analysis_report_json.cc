@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "rankscope/report/analysis_report.h"
+#include "rankscope/report/finding_json.h"
 
 namespace rankscope {
 namespace {
@@ -220,16 +221,17 @@ nlohmann::json RankSummaryToJson(const RankSummary& r, double flag) {
 
 namespace {
 
-json TelemetryToJson(const AnalysisReport& rep) {
+json TelemetryToJson(const JobReport& rep) {
   if (!rep.has_telemetry) return nullptr;
-  json nodes = json::array(), findings = json::array();
+  json nodes = json::array();
   for (const auto& n : rep.telemetry) nodes.push_back(analysis::ToJson(n));
-  for (const auto& f : rep.telemetry_findings) findings.push_back(analysis::ToJson(f));
-  return {{"nodes", nodes}, {"findings", findings}};
+  return {{"nodes", nodes}};
 }
 
+}  // namespace
+
 // Everything but "ranks": small whatever the number of ranks.
-json ReportHead(const AnalysisReport& rep) {
+json ReportHeadJson(const JobReport& rep) {
   std::optional<int64_t> world;
   std::string backend;
   for (const RankSummary& r : rep.ranks) {
@@ -238,7 +240,7 @@ json ReportHead(const AnalysisReport& rep) {
   }
   json errors = json::array();
   for (const FileError& e : rep.errors) errors.push_back({{"path", e.path}, {"error", e.message}});
-  const ReportOptions& o = rep.options;
+  const AnalyzeOptions& o = rep.options;
   return {
       {"schema", kReportSchema},
       {"generator", {{"name", "rankscope"}, {"version", "0.1.0"}}},
@@ -248,12 +250,14 @@ json ReportHead(const AnalysisReport& rep) {
       {"job", {{"files", rep.ranks.size() + rep.errors.size()}, {"ranks_analysed", rep.ranks.size()},
                {"world_size", Optional(world)}, {"backend", backend}}},
       {"cluster", rep.cluster ? ClusterToJson(*rep.cluster) : json(nullptr)},
-      {"findings", rep.cluster ? FindingsToJson(*rep.cluster) : json::array()},
+      {"findings", FindingsToJson(rep.findings)},
       {"telemetry", TelemetryToJson(rep)},
       {"warnings", rep.warnings},
       {"errors", errors},
   };
 }
+
+namespace {
 
 // `text` (a value dumped with indent 1) moved `levels` levels deeper.
 std::string Indented(std::string text, int levels) {
@@ -269,16 +273,16 @@ std::string Indented(std::string text, int levels) {
 
 }  // namespace
 
-nlohmann::json AnalysisReportToJson(const AnalysisReport& rep) {
-  json report = ReportHead(rep);
+nlohmann::json AnalysisReportToJson(const JobReport& rep) {
+  json report = ReportHeadJson(rep);
   json ranks = json::array();
   for (const RankSummary& r : rep.ranks) ranks.push_back(RankSummaryToJson(r, rep.options.flag_share));
   report["ranks"] = std::move(ranks);
   return report;
 }
 
-void WriteAnalysisReportJson(const AnalysisReport& rep, std::ostream& out) {
-  const json head = ReportHead(rep);
+void WriteAnalysisReportJson(const JobReport& rep, std::ostream& out) {
+  const json head = ReportHeadJson(rep);
   bool first = true;
   auto key = [&](const std::string& k) {
     out << (first ? "{\n " : ",\n ") << json(k).dump() << ": ";

@@ -32,27 +32,6 @@ class ClusterJson {
             {"what_if", WhatIfJson(d_.total, SlowRanks())}};
   }
 
-  json Findings() const {
-    json out = json::array();
-    for (const Finding& f : d_.findings) {
-      json phase = nullptr;
-      if (f.phase) phase = PhaseJson(*f.phase);
-      out.push_back({{"kind", FindingKindName(f.kind)},
-                     {"title", f.title},
-                     {"ranks", RankNumbers(f.ranks)},
-                     {"host", f.host.empty() ? json(nullptr) : json(f.host)},
-                     {"phase", phase},
-                     {"functions", Functions(f.functions)},
-                     {"cost_ns", Ns(f.what_if.saving_ns)},
-                     {"cost_share", f.what_if.step_ns > 0 ? f.what_if.saving_ns / f.what_if.step_ns : 0.0},
-                     {"step_ns", Ns(f.what_if.step_ns)},
-                     {"estimated_step_ns", Ns(f.what_if.estimated_step_ns)},
-                     {"evidence", f.evidence},
-                     {"next", f.next}});
-    }
-    return out;
-  }
-
  private:
   int64_t Rank(uint32_t i) const { return d_.rank_numbers[i]; }
 
@@ -222,6 +201,5 @@ class ClusterJson {
 }  // namespace
 
 nlohmann::json ClusterToJson(const ClusterDiagnosis& d) { return ClusterJson(d).Cluster(); }
-nlohmann::json FindingsToJson(const ClusterDiagnosis& d) { return ClusterJson(d).Findings(); }
 
 }  // namespace rankscope

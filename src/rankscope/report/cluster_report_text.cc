@@ -6,6 +6,7 @@
 #include <numeric>
 #include <set>
 
+#include "rankscope/report/findings_report_text.h"
 #include "rankscope/report/text_format.h"
 
 namespace rankscope {
@@ -16,37 +17,14 @@ constexpr size_t kAllRanksUpTo = 16;  // larger jobs list the slowest ranks only
 
 std::string D(double ns) { return FormatDuration(ns); }
 
-// Word wrap to `kWidth` columns; words longer than a line (kernel names) are cut across lines.
 std::string Wrap(std::string_view text, const std::string& indent, const std::string& first_indent) {
-  const size_t width = kWidth - indent.size();
-  std::string out, line;
-  bool first = true;
-  auto flush = [&] {
-    out += (first ? first_indent : indent) + line + "\n";
-    first = false;
-    line.clear();
-  };
-  while (!text.empty()) {
-    const size_t space = text.find(' ');
-    std::string_view word = text.substr(0, space);
-    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
-    while (word.size() > width) {
-      if (!line.empty()) flush();
-      line = std::string(word.substr(0, width));
-      flush();
-      word.remove_prefix(width);
-    }
-    if (!line.empty() && line.size() + 1 + word.size() > width) flush();
-    if (!line.empty()) line += ' ';
-    line += word;
-  }
-  if (!line.empty()) flush();
-  return out;
+  return WrapLines(text, first_indent, indent, kWidth);
 }
 
 class Writer {
  public:
-  Writer(const ClusterDiagnosis& d, const TextOptions& o) : d_(d), o_(o), s_(o.color) {}
+  Writer(const ClusterDiagnosis& d, const std::vector<rankscope::Finding>& findings, const TextOptions& o)
+      : d_(d), findings_(findings), o_(o), s_(o.color) {}
 
   std::string Render() {
     Header();
@@ -75,42 +53,38 @@ class Writer {
     out_ += "\n" + s_.Bold("Cluster diagnosis") + "\n";
     out_ += Wrap(fmt::format("{} ranks{}; times per {}; abnormal = above the median of the ranks by more than {}x1.4826 "
                              "MAD and more than {:.0f}%; findings worth at least {:.1f}% of the step ({})",
-                             d_.metrics.size(), named ? fmt::format(" on {} host(s)", hosts.size()) : "", d_.unit,
+                             d_.metrics.size(), named ? fmt::format(" on {} host(s) ({})", hosts.size(), HostSources()) : "", d_.unit,
                              d_.options.outlier_k, 100 * d_.options.outlier_margin, 100 * d_.options.min_cost_share,
                              D(d_.min_excess_ns)),
                  "  ", "  ");
   }
 
-  void Findings() {
-    if (d_.findings.empty()) {
-      Section("Findings");
-      out_ += Wrap("no rank, node or function stands out from its peers by the rule above", "  ", "  ");
-      return;
+  // "hosts from the traces", "hosts from capture manifest and hosts file", ...
+  std::string HostSources() const {
+    std::set<std::string_view> sources;
+    for (const RankHost& h : d_.hosts) {
+      if (h.source == HostSource::kTrace) sources.insert("the traces");
+      else if (h.source != HostSource::kNone) sources.insert(HostSourceName(h.source));
     }
-    Section("Findings", "worth most first; cost = step time saved if fixed");
-    for (size_t i = 0; i < d_.findings.size() && i < o_.top; ++i) Finding(i + 1, d_.findings[i]);
-    if (d_.findings.size() > o_.top) out_ += fmt::format("  ... {} more in the JSON report\n", d_.findings.size() - o_.top);
-    const WhatIf& t = d_.total;
-    if (t.saving_ns > 0) {
-      out_ += "\n" + Wrap(fmt::format("What-if: with every slow rank and node like the median rank, the step would take "
-                                      "{} instead of {} ({:.1f}% less)",
-                                      D(t.estimated_step_ns), D(t.step_ns), 100 * t.saving_ns / t.step_ns),
-                          "  ", "  ");
-    }
+    std::string out = "hosts from ";
+    size_t i = 0;
+    for (std::string_view s : sources) out += std::string(i++ ? " and " : "") + std::string(s);
+    return out;
   }
 
-  void Finding(size_t n, const rankscope::Finding& f) {
-    const std::string head = fmt::format("{:>2}. ", n);
-    std::string title = f.title;
-    out_ += Wrap(title, "    ", " " + head.substr(0, 3) + " ");
-    const std::string cost = f.what_if.saving_ns > 0
-                                 ? fmt::format("cost {}{} ({:.1f}% of the step): {} -> {} if fixed", D(f.what_if.saving_ns),
-                                               Per(), 100 * f.what_if.saving_ns / f.what_if.step_ns, D(f.what_if.step_ns),
-                                               D(f.what_if.estimated_step_ns))
-                                 : "cost: none measurable in step time now";
-    out_ += "    " + (f.what_if.saving_ns > 0 ? s_.Red(cost) : s_.Dim(cost)) + "\n";
-    for (const std::string& e : f.evidence) out_ += Wrap(e, "        ", "      - ");
-    out_ += Wrap("next: " + f.next, "      ", "    ");
+  void Findings() {
+    FindingsSectionContext context;
+    // The anomaly tables below are never non-empty under a headline that says nothing stands out.
+    context.none = d_.functions.empty() && d_.phases.empty()
+                       ? "no rank, node or function stands out from its peers by the rule above"
+                       : "no rank, node or function is slow by the rule above: the abnormal functions below are "
+                         "waits in collectives (ranks waiting for their peers), not work of their own";
+    if (d_.total.saving_ns > 0) {
+      context.total_saving_ns = d_.total.saving_ns;
+      context.total_step_ns = d_.total.step_ns;
+      context.total_estimated_step_ns = d_.total.estimated_step_ns;
+    }
+    out_ += RenderFindingsSection(findings_, context, o_);
   }
 
   std::vector<uint32_t> RanksToList() const {
@@ -202,6 +176,7 @@ class Writer {
   }
 
   const ClusterDiagnosis& d_;
+  const std::vector<rankscope::Finding>& findings_;
   const TextOptions& o_;
   Style s_;
   std::string out_;
@@ -209,8 +184,9 @@ class Writer {
 
 }  // namespace
 
-std::string RenderClusterReport(const ClusterDiagnosis& d, const TextOptions& options) {
-  return Writer(d, options).Render();
+std::string RenderClusterReport(const ClusterDiagnosis& d, const std::vector<Finding>& findings,
+                                const TextOptions& options) {
+  return Writer(d, findings, options).Render();
 }
 
 }  // namespace rankscope

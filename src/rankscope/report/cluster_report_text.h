@@ -6,10 +6,13 @@
 #include <string>
 
 #include "rankscope/cluster/cluster_diagnosis.h"
+#include "rankscope/findings/finding.h"
 #include "rankscope/report/analysis_report_text.h"
 
 namespace rankscope {
 
-std::string RenderClusterReport(const ClusterDiagnosis& d, const TextOptions& options);
+// `findings` are the job's findings (cluster and telemetry), ranked.
+std::string RenderClusterReport(const ClusterDiagnosis& d, const std::vector<Finding>& findings,
+                                const TextOptions& options);
 
 }  // namespace rankscope

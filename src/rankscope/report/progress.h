@@ -9,7 +9,10 @@
 #include <cstddef>
 #include <mutex>
 #include <string>
+#include <memory>
 #include <thread>
+
+#include "rankscope/engine/analyze_job.h"
 
 namespace rankscope {
 
@@ -36,6 +39,22 @@ class ProgressLine {
   std::mutex mu_;
   std::condition_variable cv_;
   std::thread thread_;
+};
+
+// The engine's Progress (engine/analyze_job.h) drawn as a ProgressLine on stderr.
+class TerminalProgress : public Progress {
+ public:
+  explicit TerminalProgress(bool enabled) : enabled_(enabled) {}
+  void Start(size_t total_files) override {
+    line_ = std::make_unique<ProgressLine>("trace files", total_files, enabled_);
+  }
+  void FileDone() override {
+    if (line_) line_->ItemDone();
+  }
+
+ private:
+  bool enabled_;
+  std::unique_ptr<ProgressLine> line_;
 };
 
 }  // namespace rankscope

@@ -57,12 +57,5 @@ std::string RenderNodeTelemetry(const analysis::NodeWindowTelemetry& n) {
   return out;
 }
 
-std::string RenderTelemetryFindings(const std::vector<analysis::TelemetryFinding>& findings) {
-  std::string out;
-  for (const auto& f : findings) {
-    out += fmt::format("  [{}] {}: {}\n      evidence: {}\n      next: {}\n", f.kind, f.host, f.summary, f.evidence, f.next);
-  }
-  return out;
-}
 
 }  // namespace rankscope

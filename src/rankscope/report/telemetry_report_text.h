@@ -10,6 +10,5 @@
 namespace rankscope {
 
 std::string RenderNodeTelemetry(const analysis::NodeWindowTelemetry& node);
-std::string RenderTelemetryFindings(const std::vector<analysis::TelemetryFinding>& findings);
 
 }  // namespace rankscope

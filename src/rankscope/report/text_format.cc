@@ -14,6 +14,14 @@ std::string FormatNs(int64_t ns) {
   return fmt::format("{} ns", ns);
 }
 
+std::string FormatDuration(double ns) {
+  const double a = ns < 0 ? -ns : ns;
+  if (a >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
+  if (a >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
 std::string FormatShare(double share) { return fmt::format("{:.1f}%", share * 100.0); }
 
 std::string FormatByteCount(int64_t b) {
@@ -56,22 +64,37 @@ std::string CellPath(std::string_view path, size_t width) {
   return "..." + std::string(tail);
 }
 
-std::string WrapText(std::string_view text, size_t width, const std::string& indent) {
+std::string WrapLines(std::string_view text, const std::string& first_indent, const std::string& indent,
+                      size_t total_width) {
+  const size_t width = total_width > indent.size() + 1 ? total_width - indent.size() : 1;
   std::string out, line;
+  bool first = true;
   auto flush = [&] {
-    if (!out.empty()) out += "\n";
-    out += indent + line;
+    out += (first ? first_indent : indent) + line + "\n";
+    first = false;
     line.clear();
   };
   while (!text.empty()) {
     const size_t space = text.find(' ');
-    const std::string_view word = text.substr(0, space);
+    std::string_view word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    while (word.size() > width) {  // a kernel name longer than a line is cut across lines
+      if (!line.empty()) flush();
+      line = std::string(word.substr(0, width));
+      flush();
+      word.remove_prefix(width);
+    }
     if (!line.empty() && line.size() + 1 + word.size() > width) flush();
     if (!line.empty()) line += ' ';
     line += word;
-    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
   }
   if (!line.empty()) flush();
+  return out;
+}
+
+std::string WrapText(std::string_view text, size_t width, const std::string& indent) {
+  std::string out = WrapLines(text, indent, indent, width + indent.size());
+  if (!out.empty()) out.pop_back();  // no newline after the last line
   return out;
 }
 

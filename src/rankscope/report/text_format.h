@@ -9,6 +9,7 @@
 namespace rankscope {
 
 std::string FormatNs(int64_t ns);          // "812 ns", "45.2 us", "12.34 ms", "1.234 s"
+std::string FormatDuration(double ns);     // "812 ns", "45.2 us", "12.3 ms", "1.23 s" (findings' prose)
 std::string FormatShare(double share);     // 0.1234 -> "12.3%"
 std::string FormatByteCount(int64_t bytes);  // "1.5 MiB"
 std::string FormatUtcTime(int64_t abs_ns);   // "2026-11-21 17:35:55.123456 UTC"
@@ -19,7 +20,13 @@ std::string CellName(std::string_view name, size_t width);
 // A "a|b|c" call path for a cell: keeps the innermost frames ("...|b|c").
 std::string CellPath(std::string_view path, size_t width);
 
-// Word-wraps `text` into lines of at most `width` characters, each starting with `indent`.
+// Word-wraps `text` into lines of at most `total_width` columns, the first starting with
+// `first_indent` and the others with `indent`; every line ends in a newline. Words longer than a
+// line (kernel names) are cut across lines.
+std::string WrapLines(std::string_view text, const std::string& first_indent, const std::string& indent,
+                      size_t total_width = 100);
+// Word-wraps `text` into lines of at most `width` characters after `indent`, each starting with
+// `indent`, without a newline after the last.
 std::string WrapText(std::string_view text, size_t width, const std::string& indent);
 
 class Style {

@@ -1,0 +1,23 @@
+// `rankscope hang`: the hang analysis of a snapshot (docs/hang.md). Also run by
+// `rankscope snapshot --analyze` on the directories the snapshot produced.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rankscope/hang/hang_analysis.h"
+
+namespace rankscope::cli {
+
+struct HangCommandOptions {
+  std::vector<std::string> paths;
+  hang::HangOptions analysis;
+  std::string json_path;  // "-" = stdout instead of the text report
+  bool color = false;
+};
+
+// Prints the report (text, or JSON with json_path); returns the exit status: 0 done, 2 when the
+// files cannot be analysed (the message says why).
+int RunHangAnalysis(const HangCommandOptions& options);
+
+}  // namespace rankscope::cli

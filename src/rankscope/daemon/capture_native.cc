@@ -1,0 +1,114 @@
+// CaptureManager's pass over snapshot targets whose collector has not answered: their stacks
+// are taken from outside with py-spy (native_stacks.h). Runs on the watcher thread; py-spy
+// runs without the lock held.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "rankscope/daemon/capture_manager.h"
+#include "rankscope/daemon/native_stacks.h"
+
+namespace rankscope::daemon {
+namespace {
+
+struct NativeJob {
+  std::string capture_id;
+  int32_t pid = 0;
+  std::string file;  // <dir>/<base>.stacks.txt
+  NativeStackHeader header;
+  StatusOr<std::string> text = std::string();
+};
+
+// Writes `text` as `name` in `dir` (owned by the job's user): the directory is opened without
+// following a symbolic link, the file created under a temporary name that must not exist, then
+// renamed over the final name.
+Status WriteInDir(const std::filesystem::path& dir, const std::string& name, const std::string& text) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0) return IoError("{}: {}", dir.string(), std::strerror(errno));
+  const std::string tmp = "." + name + ".py-spy.tmp";
+  ::unlinkat(dfd, tmp.c_str(), 0);
+  const int fd = ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    ::close(dfd);
+    return IoError("{}/{}: {}", dir.string(), tmp, std::strerror(err));
+  }
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  Status s = done == text.size() ? OkStatus() : IoError("{}/{}: short write", dir.string(), tmp);
+  if (s.ok() && ::renameat(dfd, tmp.c_str(), dfd, name.c_str()) != 0) {
+    s = IoError("rename {}/{}: {}", dir.string(), name, std::strerror(errno));
+  }
+  if (!s.ok()) ::unlinkat(dfd, tmp.c_str(), 0);
+  ::close(dfd);
+  return s;
+}
+
+}  // namespace
+
+void CaptureManager::NativeStacksPass(std::unique_lock<std::mutex>& lock) {
+  if (options_.py_spy.empty()) return;
+  const auto now = Clock::now();
+  std::vector<NativeJob> jobs;
+  for (auto& c : captures_) {
+    if (c.kind != Capture::Kind::kSnapshot) continue;
+    for (auto& t : c.targets) {
+      if (t.state != TargetState::kRunning || t.native_tried || now - t.delivered_at < options_.native_after) continue;
+      t.native_tried = true;
+      NativeJob j;
+      j.capture_id = c.id;
+      j.pid = t.pid;
+      j.file = t.BaseName() + ".stacks.txt";
+      j.header.pid = t.pid;
+      j.header.rank = t.rank;
+      j.header.job = c.job;
+      j.header.host = options_.host;
+      j.header.capture = c.id;
+      j.header.because = fmt::format("the collector did not answer within {} s", options_.native_after.count());
+      jobs.push_back(std::move(j));
+    }
+  }
+  if (jobs.empty()) return;
+  lock.unlock();
+  for (auto& j : jobs) {
+    if (auto p = registry_->Get(j.pid)) {
+      j.header.world_size = p->identity.world_size;
+      j.header.steps_completed = p->step;
+      j.header.step_ms = p->step_ms;
+    }
+    j.text = TakeNativeStacks(options_.py_spy, j.header, options_.native_timeout);
+    if (!j.text.ok()) {  // once more: py-spy can miss a process that is busy starting a thread
+      j.text = TakeNativeStacks(options_.py_spy, j.header, options_.native_timeout);
+    }
+  }
+  lock.lock();
+  for (auto& j : jobs) {
+    Capture* c = FindLocked(j.capture_id);
+    CaptureTarget* t = c ? c->Find(j.pid) : nullptr;
+    if (!t || t->finished()) continue;  // the collector answered meanwhile
+    if (!j.text.ok()) {
+      t->state = TargetState::kFailed;
+      t->detail = fmt::format("{}, and py-spy could not take its stack: {}", j.header.because, j.text.status().message());
+      continue;
+    }
+    if (Status s = WriteInDir(c->dir, j.file, *j.text); !s.ok()) {
+      t->state = TargetState::kFailed;
+      t->detail = fmt::format("{}; its stack from py-spy could not be written: {}", j.header.because, s.message());
+      continue;
+    }
+    t->state = TargetState::kDone;
+    t->file = (c->dir / j.file).string();
+    t->detail = fmt::format("stack taken from outside with py-spy: {} (a thread holds the GIL?)", j.header.because);
+  }
+}
+
+}  // namespace rankscope::daemon

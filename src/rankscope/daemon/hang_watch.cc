@@ -1,0 +1,242 @@
+#include "rankscope/daemon/hang_watch.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "rankscope/hang/hang_analysis.h"
+#include "rankscope/report/hang_report.h"
+
+namespace rankscope::daemon {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// hang.report in the snapshot directory (owned by the job's user): the directory is opened
+// without following a link, the file created under a fresh temporary name, then renamed.
+void SaveReport(const std::string& dir, const std::string& text) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0) return;
+  const char* tmp = ".hang.report.tmp";
+  ::unlinkat(dfd, tmp, 0);
+  const int fd = ::openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (done != text.size() || ::renameat(dfd, tmp, dfd, "hang.report") != 0) ::unlinkat(dfd, tmp, 0);
+  }
+  ::close(dfd);
+}
+
+}  // namespace
+
+HangWatch::HangWatch(Options options, ProcessRegistry* registry, CaptureManager* captures)
+    : options_(std::move(options)), registry_(registry), captures_(captures) {}
+
+HangWatch::~HangWatch() { Stop(); }
+
+void HangWatch::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void HangWatch::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HangWatch::Loop() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, options_.interval);
+    if (stop_) break;
+    lock.unlock();
+    Check(SteadyClock::now());
+    AnalysePending();
+    lock.lock();
+  }
+}
+
+void HangWatch::Check(SteadyClock::time_point now) {
+  std::map<std::string, std::vector<ProcessInfo>> by_job;
+  for (auto& p : registry_->List()) {
+    if (p.is_rank() && (p.kinds & kTrackerClient)) by_job[p.identity.job].push_back(std::move(p));
+  }
+  std::vector<std::pair<std::string, std::string>> fire;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = jobs_.begin(); it != jobs_.end();) {  // jobs that are gone
+      it = by_job.count(it->first) ? std::next(it) : jobs_.erase(it);
+    }
+    for (const auto& [job, procs] : by_job) {
+      if (!jobs_.count(job) && jobs_.size() >= options_.max_jobs) continue;
+      JobState& s = jobs_[job];
+      const bool fresh = s.steps.empty();
+      std::vector<double> step_ms;
+      JobProgress& p = s.progress;
+      p.max_fr_pending_s = -1;
+      for (const auto& proc : procs) {
+        auto [it, inserted] = s.steps.try_emplace(proc.pid, proc.step);
+        if (!inserted && proc.step > it->second) {
+          it->second = proc.step;
+          p.last_progress = now;
+          s.hung = false;  // it moves again
+        }
+        p.step = std::max(p.step, proc.step);
+        if (proc.step_ms > 0) step_ms.push_back(proc.step_ms);
+        if (proc.fr_pending_s > p.max_fr_pending_s) {
+          p.max_fr_pending_s = proc.fr_pending_s;
+          p.fr_pending_rank = proc.identity.rank;
+        }
+      }
+      if (fresh) p.last_progress = now;
+      p.median_step_ms = Median(step_ms);
+      if (s.hung) continue;
+      auto reason = HangReason(p, now, options_.thresholds);
+      if (!reason) continue;
+      if (s.fired && now - s.last_auto < options_.cooldown) continue;  // one per job per cooldown
+      s.fired = true;
+      s.hung = true;
+      s.last_auto = now;
+      fire.emplace_back(job, *reason);
+    }
+  }
+  for (const auto& [job, reason] : fire) Fire(job, reason);
+}
+
+void HangWatch::Fire(const std::string& job, const std::string& reason) {
+  SnapshotSpec spec;
+  spec.snapshot_id = "hang-" + NewCaptureId();
+  spec.selection.job = job;
+  spec.timeout_s = options_.snapshot_timeout_s;
+  Result r;
+  r.job = job;
+  r.capture_id = spec.snapshot_id;
+  r.reason = reason;
+  r.detected_unix_ms = UnixMs();
+  auto started = captures_->StartSnapshot(spec, "hang detected: " + reason);
+  if (!started.ok()) {
+    r.state = "failed";
+    r.error = std::string(started.status().message());
+    fmt::print(stderr, "rankscoped: hang of job {} detected ({}), but the snapshot failed: {}\n", job, reason, r.error);
+  } else {
+    r.dir = started->value("dir", "");
+    fmt::print(stderr, "rankscoped: hang of job {} detected ({}) -> snapshot {}\n", job, reason, r.capture_id);
+  }
+  std::lock_guard lock(mu_);
+  ++snapshots_total_;
+  results_.push_back(std::move(r));
+  while (results_.size() > options_.max_results) results_.pop_front();
+}
+
+void HangWatch::AnalysePending() {
+  std::vector<std::pair<std::string, std::string>> ready;  // capture id, dir
+  {
+    std::lock_guard lock(mu_);
+    for (const Result& r : results_) {
+      if (r.state == "snapshotting") ready.emplace_back(r.capture_id, r.dir);
+    }
+  }
+  for (const auto& [id, dir] : ready) {
+    auto c = captures_->Describe(id);
+    if (c && !c->value("saved", false)) continue;  // still taking stacks
+    std::string state = "failed", error;
+    nlohmann::json report;
+    if (!c) {
+      error = "the snapshot is no longer known to the daemon";
+    } else if (auto a = hang::AnalyzeHang({dir}, hang::HangOptions{}); !a.ok()) {
+      error = std::string(a.status().message());
+    } else {
+      report = HangReportJson(*a);
+      state = "analysed";
+      SaveReport(dir, report.dump(2) + "\n");
+    }
+    std::lock_guard lock(mu_);
+    for (Result& r : results_) {
+      if (r.capture_id != id) continue;
+      r.state = state;
+      r.error = error;
+      r.report = std::move(report);
+    }
+  }
+}
+
+nlohmann::json HangWatch::ResultJson(const Result& r, bool full) {
+  nlohmann::json j = {{"job", r.job}, {"capture", r.capture_id}, {"dir", r.dir}, {"reason", r.reason},
+                      {"detected_unix_ms", r.detected_unix_ms}, {"state", r.state}};
+  if (!r.error.empty()) j["error"] = r.error;
+  if (r.report.is_object()) {
+    nlohmann::json findings = nlohmann::json::array();
+    for (const auto& f : r.report.value("findings", nlohmann::json::array())) {
+      findings.push_back({{"kind", f.value("kind", "")}, {"ranks", f.value("ranks", nlohmann::json::array())},
+                          {"sentence", f.value("sentence", "")}});
+    }
+    j["findings"] = findings;
+    if (full) j["report"] = r.report;
+  }
+  return j;
+}
+
+nlohmann::json HangWatch::Json() {
+  std::lock_guard lock(mu_);
+  nlohmann::json hangs = nlohmann::json::array();
+  for (const Result& r : results_) {
+    nlohmann::json j = ResultJson(r, true);
+    auto it = jobs_.find(r.job);
+    j["still_hung"] = it != jobs_.end() && it->second.hung;
+    hangs.push_back(std::move(j));
+  }
+  return {{"thresholds",
+           {{"min_stall_s", options_.thresholds.min_stall_s}, {"step_factor", options_.thresholds.step_factor},
+            {"fr_pending_s", options_.thresholds.fr_pending_s}, {"cooldown_s", options_.cooldown.count()}}},
+          {"snapshots_total", snapshots_total_},
+          {"hangs", hangs}};
+}
+
+nlohmann::json HangWatch::Brief() {
+  std::lock_guard lock(mu_);
+  nlohmann::json out = nlohmann::json::array();
+  for (const Result& r : results_) {
+    nlohmann::json j = ResultJson(r, false);
+    auto it = jobs_.find(r.job);
+    j["still_hung"] = it != jobs_.end() && it->second.hung;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string HangWatch::Metrics() {
+  std::lock_guard lock(mu_);
+  std::string out =
+      "# HELP rankscope_hang_detected 1 while a job of this node is hung: detected by the daemon, no step since\n"
+      "# TYPE rankscope_hang_detected gauge\n";
+  for (const auto& [job, s] : jobs_) out += fmt::format("rankscope_hang_detected{{job=\"{}\"}} {}\n", job, s.hung ? 1 : 0);
+  out += "# HELP rankscope_hang_snapshots_total Automatic hang snapshots taken by this daemon\n"
+         "# TYPE rankscope_hang_snapshots_total counter\n";
+  out += fmt::format("rankscope_hang_snapshots_total {}\n", snapshots_total_);
+  return out;
+}
+
+}  // namespace rankscope::daemon

@@ -1,0 +1,151 @@
+#include "rankscope/daemon/native_stacks.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace rankscope::daemon {
+namespace {
+
+// "Thread.run" -> "run", "outer.<locals>.inner" -> "inner": what traceback calls the function.
+std::string ShortName(const std::string& qualified) {
+  const size_t dot = qualified.rfind('.');
+  return dot == std::string::npos || dot + 1 == qualified.size() ? qualified : qualified.substr(dot + 1);
+}
+
+std::string OneLine(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+}  // namespace
+
+StatusOr<std::string> PySpyJsonToStacks(const nlohmann::json& threads, const NativeStackHeader& h, int64_t time_unix_ms) {
+  if (!threads.is_array()) return DataLoss("py-spy's output is not a list of threads");
+  std::string out = "rankscope-stacks 1\n";
+  out += fmt::format("pid: {}\nrank: {}\nworld_size: {}\njob: {}\nhost: {}\ncapture: {}\nsteps_completed: {}\n"
+                     "step_ms: {:.3f}\ntaken: py-spy dump --native\ntaken_because: {}\ntime_unix_ms: {}\n",
+                     h.pid, h.rank, h.world_size, OneLine(h.job), OneLine(h.host), OneLine(h.capture),
+                     h.steps_completed, h.step_ms, OneLine(h.because), time_unix_ms);
+  out += fmt::format("threads: {}\norder: most recent call last\n", threads.size());
+  // The main thread first, as the collector writes it.
+  std::vector<const nlohmann::json*> order;
+  for (const auto& t : threads) {
+    if (!t.is_object() || !t.contains("frames") || !t["frames"].is_array()) {
+      return DataLoss("py-spy's output has a thread without frames");
+    }
+    const bool main = t.value("os_thread_id", int64_t{-1}) == h.pid;
+    order.insert(main ? order.begin() : order.end(), &t);
+  }
+  for (const nlohmann::json* tp : order) {
+    const nlohmann::json& t = *tp;
+    const bool main = t.value("os_thread_id", int64_t{-1}) == h.pid;
+    const std::string name = t.contains("thread_name") && t["thread_name"].is_string() ? t["thread_name"].get<std::string>() : "?";
+    out += fmt::format("\nthread {} \"{}\" {}{}\n", t.value("thread_id", uint64_t{0}), OneLine(name),
+                       main ? "main" : "thread", t.value("owns_gil", false) ? " gil" : "");
+    const auto& frames = t["frames"];
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {  // py-spy: innermost first
+      const auto& f = *it;
+      if (!f.is_object()) continue;
+      const std::string fname = f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>() : "?";
+      const std::string file = f.contains("filename") && f["filename"].is_string() ? f["filename"].get<std::string>() : "?";
+      const bool native = f.contains("module") && f["module"].is_string();
+      if (native) {
+        const std::string lib = f.contains("short_filename") && f["short_filename"].is_string()
+                                    ? f["short_filename"].get<std::string>() : file;
+        out += fmt::format("  Native \"{}\", in {}\n", OneLine(lib), OneLine(fname));
+      } else {
+        out += fmt::format("  File \"{}\", line {}, in {}\n", OneLine(file), f.value("line", int64_t{0}),
+                           OneLine(ShortName(fname)));
+      }
+    }
+  }
+  return out;
+}
+
+std::string FindExecutable(const std::string& spec) {
+  if (spec.empty()) return "";
+  auto executable = [](const std::string& p) { return ::access(p.c_str(), X_OK) == 0; };
+  if (spec.find('/') != std::string::npos) return executable(spec) ? spec : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t pos = 0;
+  while (pos <= dirs.size()) {
+    const size_t colon = std::min(dirs.find(':', pos), dirs.size());
+    const std::string dir = dirs.substr(pos, colon - pos);
+    if (!dir.empty() && dir.front() == '/' && executable(dir + "/" + spec)) return dir + "/" + spec;
+    pos = colon + 1;
+  }
+  return "";
+}
+
+StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeStackHeader& header,
+                                       std::chrono::seconds timeout, size_t max_output) {
+  int out_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return IoError("pipe: {}", std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  const std::string pid = std::to_string(header.pid);
+  const char* argv[] = {py_spy.c_str(), "dump", "--native", "--json", "--pid", pid.c_str(), nullptr};
+  pid_t child = -1;
+  const int rc = ::posix_spawn(&child, py_spy.c_str(), &actions, nullptr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out_pipe[1]);
+  if (rc != 0) {
+    ::close(out_pipe[0]);
+    return IoError("cannot run {}: {}", py_spy, std::strerror(rc));
+  }
+  std::string output;
+  bool too_big = false, timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buf[65536];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{out_pipe[0], POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue;
+    const ssize_t got = ::read(out_pipe[0], buf, sizeof(buf));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (output.size() + got > max_output) {
+      too_big = true;
+      break;
+    }
+    output.append(buf, static_cast<size_t>(got));
+  }
+  ::close(out_pipe[0]);
+  if (timed_out || too_big) ::kill(child, SIGKILL);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+  if (timed_out) return IoError("py-spy did not finish within {} s", timeout.count());
+  if (too_big) return OutOfRange("py-spy printed more than {} MiB", max_output >> 20);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return IoError("py-spy failed (exit {}): not allowed to ptrace the process (the daemon must run as root), or the "
+                   "process is gone", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  auto threads = nlohmann::json::parse(output, nullptr, false);
+  if (threads.is_discarded()) return DataLoss("py-spy's output is not JSON");
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  return PySpyJsonToStacks(threads, header, now_ms);
+}
+
+}  // namespace rankscope::daemon

@@ -1,0 +1,44 @@
+// Stacks taken from outside a process whose collector does not answer a snapshot — a thread
+// holding the GIL while it blocks in C (a ctypes or extension call, a CUDA/NCCL call that does
+// not release it): `py-spy dump --native --json --pid P` (py-spy from PyPI, installed by
+// scripts/setup.sh), converted to the stacks format of docs/capture.md with `taken: py-spy`.
+// py-spy attaches with ptrace: the daemon must run as root (or with CAP_SYS_PTRACE); it pauses
+// the process for the dump (well under a second) and resumes it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "rankscope/base/status.h"
+
+namespace rankscope::daemon {
+
+struct NativeStackHeader {
+  int32_t pid = 0;
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  std::string job, host, capture;
+  int64_t steps_completed = -1;
+  double step_ms = 0;
+  std::string because;  // why the stack was taken from outside
+};
+
+// py-spy's JSON (a list of threads, frames innermost first) in the stacks format: Python frames
+// as `File "...", line N, in f` (py-spy's qualified names cut to the function's own name, as
+// Python's traceback writes them), native frames as `Native "<library>", in <symbol>`, the
+// thread that holds the GIL marked ` gil`. Fails on JSON that is not py-spy's.
+StatusOr<std::string> PySpyJsonToStacks(const nlohmann::json& threads, const NativeStackHeader& header,
+                                        int64_t time_unix_ms);
+
+// Runs py-spy (no shell; stdout read up to `max_output` bytes; killed after `timeout`) and
+// returns the stacks text. `py_spy` is an absolute path.
+StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeStackHeader& header,
+                                       std::chrono::seconds timeout, size_t max_output = 16u << 20);
+
+// Where py-spy is: `spec` if it contains a '/', else searched in $PATH; "" when not found.
+std::string FindExecutable(const std::string& spec);
+
+}  // namespace rankscope::daemon

@@ -1,0 +1,83 @@
+#include <algorithm>
+
+#include "rankscope/findings/finding.h"
+#include "rankscope/findings/finding_kind.h"
+
+namespace rankscope {
+namespace {
+
+constexpr uint8_t kInfo = static_cast<uint8_t>(Severity::kInfo);
+constexpr uint8_t kWarning = static_cast<uint8_t>(Severity::kWarning);
+constexpr uint8_t kCritical = static_cast<uint8_t>(Severity::kCritical);
+
+// In FindingKind order (checked below). Descriptions are for docs/findings.md.
+constexpr FindingKindInfo kTable[] = {
+    {FindingKind::kSlowNode, "slow_node", kWarning, "cluster",
+     "Two or more ranks of one host, at least half of its ranks, spend more time per step on their own work than the "
+     "median rank and the others wait for them: something the host's ranks share (CPU, memory, network, power, "
+     "cooling)."},
+    {FindingKind::kSlowRank, "slow_rank", kWarning, "cluster",
+     "One rank spends more time per step on its own work (local time) than the median rank, arrives late at its "
+     "collectives in most steps, and the others wait for it: its GPU, its data, its process."},
+    {FindingKind::kSlowFunction, "slow_function", kWarning, "cluster",
+     "A function (kernel, memory op, runtime call, CPU op, Python path, or collective) takes longer per step on some "
+     "ranks than on their peers, on ranks no slow rank or node finding covers; costed by the step time saved if it "
+     "ran there as on the median rank."},
+    {FindingKind::kExtraWork, "extra_work", kInfo, "cluster",
+     "A rank spends more time per step than its peers in a phase or function, but no peer measurably waits for it "
+     "(it does not set the pace, or the difference is within the ranks' normal spread): reported with the time it "
+     "adds and no saving, below every costed finding."},
+    {FindingKind::kInputPipelineBound, "input_pipeline_bound", kWarning, "telemetry",
+     "The GPUs are mostly idle while the host CPU is saturated: the training steps wait for input."},
+    {FindingKind::kInputPipelineCpuBound, "input_pipeline_cpu_bound", kWarning, "telemetry",
+     "The host CPU is saturated and a large share of it goes to DataLoader worker processes."},
+    {FindingKind::kHostCpuSaturated, "host_cpu_saturated", kWarning, "telemetry",
+     "The host CPU is saturated during the traced window, not mainly by DataLoader workers."},
+    {FindingKind::kGpuMostlyIdle, "gpu_mostly_idle", kInfo, "telemetry",
+     "The GPUs are mostly idle and the host CPU is not saturated: the ranks wait on something else."},
+    {FindingKind::kCpuSteal, "cpu_steal", kWarning, "telemetry",
+     "The hypervisor takes a notable share of the CPU time (steal)."},
+    {FindingKind::kIoWait, "io_wait", kWarning, "telemetry", "The CPUs wait on disk I/O a notable share of the time."},
+    {FindingKind::kHostMemoryFull, "host_memory_full", kWarning, "telemetry",
+     "Host memory is nearly full at the peak of the window."},
+    {FindingKind::kGpuMemoryFull, "gpu_memory_full", kWarning, "telemetry",
+     "A GPU's memory is nearly full at the peak of the window."},
+    {FindingKind::kHangCollectiveMismatch, "hang_collective_mismatch", kCritical, "hang",
+     "Members of a process group called different collectives at the same sequence number (op, sizes or dtypes differ, from the Flight Recorder): the ranks in the minority are named; the others wait for a call that never matches."},
+    {FindingKind::kHangMissingFromCollective, "hang_missing_from_collective", kCritical, "hang",
+     "The other members of a process group wait in a collective that these ranks never entered (Flight Recorder); their stacks say where they are instead."},
+    {FindingKind::kHangUnresponsiveRank, "hang_unresponsive_rank", kCritical, "hang",
+     "The rank's collector did not answer the snapshot (a thread holds the GIL in C) and its stack was taken from outside with py-spy: the native frames say which C call it is stuck in."},
+    {FindingKind::kHangDataLoaderWait, "hang_dataloader_wait", kCritical, "hang",
+     "The rank is missing from a collective its peers wait in because its main thread waits for a batch from its DataLoader (a stuck or dead worker)."},
+    {FindingKind::kHangStackOutlier, "hang_stack_outlier", kWarning, "hang",
+     "The rank's main thread is somewhere else than the majority's, and no Flight Recorder evidence explains it: the frame where the stacks part ways."},
+    {FindingKind::kHangStuckInCollective, "hang_stuck_in_collective", kWarning, "hang",
+     "Every member entered the same collective and none completed it: no rank is missing; the transport (network, a dead peer process, the communication library) is the suspect."},
+};
+static_assert(std::size(kTable) == static_cast<size_t>(FindingKind::kCount), "one table row per FindingKind");
+
+constexpr bool InOrder() {
+  for (size_t i = 0; i < std::size(kTable); ++i) {
+    if (static_cast<size_t>(kTable[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(InOrder(), "kTable rows are in FindingKind order");
+
+}  // namespace
+
+std::span<const FindingKindInfo> FindingKindTable() { return kTable; }
+
+const FindingKindInfo& KindInfo(FindingKind kind) { return kTable[static_cast<size_t>(kind)]; }
+
+std::string_view FindingKindId(FindingKind kind) { return KindInfo(kind).id; }
+
+std::optional<FindingKind> FindingKindFromId(std::string_view id) {
+  for (const FindingKindInfo& k : kTable) {
+    if (k.id == id) return k.kind;
+  }
+  return std::nullopt;
+}
+
+}  // namespace rankscope

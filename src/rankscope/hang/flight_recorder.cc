@@ -1,0 +1,194 @@
+#include "rankscope/hang/flight_recorder.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+namespace rankscope::hang {
+namespace {
+
+using Json = nlohmann::json;
+
+int64_t Int(const Json& j, const char* key, int64_t fallback = 0) {
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (it->is_number_integer() || it->is_number_unsigned()) return it->get<int64_t>();
+  if (it->is_number_float()) return static_cast<int64_t>(it->get<double>());
+  if (it->is_string()) {  // pg_status and a few others are strings of numbers
+    const std::string& s = it->get_ref<const std::string&>();
+    int64_t v = fallback;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+  }
+  return fallback;
+}
+
+std::string Str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number()) return it->dump();
+  return "";
+}
+
+std::vector<std::vector<int64_t>> Sizes(const Json& j, const char* key) {
+  std::vector<std::vector<int64_t>> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const Json& shape : *it) {
+    std::vector<int64_t> dims;
+    if (shape.is_array()) {
+      for (const Json& d : shape) dims.push_back(d.is_number() ? d.get<int64_t>() : -1);
+    }
+    out.push_back(std::move(dims));
+  }
+  return out;
+}
+
+std::vector<std::string> Strings(const Json& j, const char* key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const Json& s : *it) out.push_back(s.is_string() ? s.get<std::string>() : s.dump());
+  return out;
+}
+
+bool ParseEntry(const Json& e, FrEntry* out) {
+  if (!e.is_object()) return false;
+  auto pg = e.find("process_group");
+  if (pg == e.end()) return false;
+  if (pg->is_array() && !pg->empty()) {
+    out->pg_name = (*pg)[0].is_string() ? (*pg)[0].get<std::string>() : (*pg)[0].dump();
+    if (pg->size() > 1 && (*pg)[1].is_string()) out->pg_desc = (*pg)[1].get<std::string>();
+  } else if (pg->is_string()) {
+    out->pg_name = pg->get<std::string>();
+  } else {
+    return false;
+  }
+  out->record_id = Int(e, "record_id", -1);
+  out->pg_id = Str(e, "pg_id");
+  out->collective_seq_id = Int(e, "collective_seq_id");
+  out->p2p_seq_id = Int(e, "p2p_seq_id");
+  out->op_id = Int(e, "op_id");
+  out->is_p2p = e.value("is_p2p", false);
+  out->profiling_name = Str(e, "profiling_name");
+  out->input_sizes = Sizes(e, "input_sizes");
+  out->output_sizes = Sizes(e, "output_sizes");
+  out->input_dtypes = Strings(e, "input_dtypes");
+  out->output_dtypes = Strings(e, "output_dtypes");
+  out->state = Str(e, "state");
+  out->retired = e.value("retired", false);
+  out->time_created_ns = Int(e, "time_created_ns");
+  out->timeout_ms = Int(e, "timeout_ms");
+  return true;
+}
+
+// pg_config: {"<name>": {"name", "desc", "ranks": "[0, 1]" or [0, 1]}} (NCCL fills the ranks,
+// gloo leaves "[]").
+void ParsePgConfig(const Json& config, FrDump* d) {
+  if (!config.is_object()) return;
+  for (const auto& [name, pg] : config.items()) {
+    if (!pg.is_object()) continue;
+    ProcessGroupInfo info;
+    info.name = name;
+    info.desc = Str(pg, "desc");
+    auto ranks = pg.find("ranks");
+    if (ranks != pg.end() && ranks->is_string()) {
+      auto parsed = Json::parse(ranks->get<std::string>(), nullptr, false);
+      if (parsed.is_array()) {
+        for (const Json& r : parsed) {
+          if (r.is_number_integer()) info.ranks.push_back(r.get<int64_t>());
+        }
+      }
+    } else if (ranks != pg.end() && ranks->is_array()) {
+      for (const Json& r : *ranks) {
+        if (r.is_number_integer()) info.ranks.push_back(r.get<int64_t>());
+      }
+    }
+    std::sort(info.ranks.begin(), info.ranks.end());
+    if (!info.name.empty()) d->groups[info.name] = std::move(info);
+  }
+}
+
+void ParseRankscope(const Json& rs, FrDump* d) {
+  if (!rs.is_object()) return;
+  d->from_rankscope = true;
+  d->rank = Int(rs, "rank", d->rank);
+  d->world_size = Int(rs, "world_size", -1);
+  d->pid = Int(rs, "pid");
+  d->job = Str(rs, "job");
+  d->host = Str(rs, "host");
+  d->capture = Str(rs, "capture");
+  d->time_unix_ns = Int(rs, "time_unix_ns");
+  auto groups = rs.find("process_groups");
+  if (groups == rs.end() || !groups->is_object()) return;
+  for (const auto& [name, pg] : groups->items()) {
+    if (!pg.is_object()) continue;
+    ProcessGroupInfo info;
+    info.name = name;
+    info.desc = Str(pg, "desc");
+    if (auto r = pg.find("ranks"); r != pg.end() && r->is_array()) {
+      for (const Json& v : *r) {
+        if (v.is_number_integer()) info.ranks.push_back(v.get<int64_t>());
+      }
+    }
+    std::sort(info.ranks.begin(), info.ranks.end());
+    d->groups[name] = std::move(info);  // the collector knows better than gloo's empty pg_config
+  }
+}
+
+}  // namespace
+
+bool FrEntry::completed() const {
+  if (state == "completed") return true;
+  return retired && profiling_name.rfind("gloo:", 0) == 0;
+}
+
+std::string_view FrEntry::op() const {
+  std::string_view name = profiling_name;
+  const size_t colon = name.find(':');
+  return colon == std::string_view::npos ? name : name.substr(colon + 1);
+}
+
+StatusOr<FrDump> ParseFlightRecorder(std::string_view text, std::string_view path, int64_t rank_hint) {
+  if (text.size() > kMaxFlightRecorderBytes) {
+    return OutOfRange("{}: {} bytes is more than a flight-recorder dump can be ({} MiB at most)", path, text.size(),
+                      kMaxFlightRecorderBytes >> 20);
+  }
+  Json j;
+  try {
+    j = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    return DataLoss("{}: not a complete JSON flight-recorder dump (byte {} of {}): a truncated file?", path, e.byte,
+                    text.size());
+  }
+  if (!j.is_object() || !j.contains("entries")) {
+    return DataLoss("{}: JSON without \"entries\": not a flight-recorder dump", path);
+  }
+  FrDump d;
+  d.path = std::string(path);
+  d.rank = rank_hint;
+  d.version = Str(j, "version");
+  if (auto c = j.find("pg_config"); c != j.end()) ParsePgConfig(*c, &d);
+  if (auto rs = j.find("rankscope"); rs != j.end()) ParseRankscope(*rs, &d);
+  const Json& entries = j["entries"];
+  if (!entries.is_array()) return DataLoss("{}: \"entries\" is not a list", path);
+  for (const Json& e : entries) {
+    FrEntry entry;
+    if (ParseEntry(e, &entry)) {
+      d.entries.push_back(std::move(entry));
+    } else {
+      ++d.skipped_entries;
+    }
+  }
+  // A group's name and description as the entries give them, when the config said nothing.
+  for (const FrEntry& e : d.entries) {
+    ProcessGroupInfo& g = d.groups[e.pg_name];
+    g.name = e.pg_name;
+    if (g.desc.empty()) g.desc = e.pg_desc;
+  }
+  return d;
+}
+
+}  // namespace rankscope::hang

@@ -1,0 +1,347 @@
+#include "rankscope/report/finding_text.h"
+#include "rankscope/report/hang_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "rankscope/report/text_format.h"
+
+namespace rankscope {
+namespace {
+
+std::string D(double ns) { return FormatDuration(ns); }
+
+std::string Per(const Finding& f) { return "/" + f.cost.unit; }
+
+std::string RankList(std::vector<int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  return fmt::format("{}", fmt::join(ranks, ", "));
+}
+
+std::string Ranks(const std::vector<int64_t>& ranks) { return (ranks.size() == 1 ? "rank " : "ranks ") + RankList(ranks); }
+
+// A call path is long: its last frame says which function it is.
+std::string FunctionLabel(std::string_view kind_id, std::string_view name, std::string_view detail) {
+  std::string label(name);
+  if (kind_id == "python_path") {
+    if (const size_t bar = label.rfind('|'); bar != std::string::npos) label = "..." + label.substr(bar);
+  }
+  if (label.size() > 90) label = label.substr(0, 87) + "...";
+  if (!detail.empty() && kind_id != "python_path") label += " " + std::string(detail);
+  return label;
+}
+
+std::string FunctionLabel(const Evidence& e) { return FunctionLabel(e.subject_kind, e.subject, e.detail); }
+
+const Evidence* FunctionEvidenceFor(const Finding& f, std::string_view name) {
+  for (const Evidence& e : f.evidence) {
+    if (e.kind == EvidenceKind::kFunction && e.subject == name) return &e;
+  }
+  return nullptr;
+}
+
+std::string Pct(double share) { return fmt::format("{:.0f}%", share * 100); }
+
+// ---- titles
+
+std::string SlowGroupTitle(const Finding& f) {
+  const double typical = f.cost.added_ns;
+  std::string where;
+  if (const Evidence* p = f.FindEvidence(EvidenceKind::kPhase)) {
+    const double excess = p->Get("excess_ns");
+    where = fmt::format(", {} in {} (+{})", excess >= 0.5 * typical ? "mostly" : "partly", PhaseWords(p->subject), D(excess));
+  }
+  if (f.kind == FindingKind::kSlowNode) {
+    return fmt::format("host {} is slow: its {} each spend about {} more per {} on their own work than the median "
+                       "rank{}; every other rank waits for them",
+                       f.hosts.empty() ? "?" : f.hosts.front(), Ranks(f.ranks), D(typical), f.cost.unit, where);
+  }
+  return fmt::format("rank {} is a straggler: it spends {} more per {} on its own work than the median rank{}; every "
+                     "other rank waits for it",
+                     f.ranks.empty() ? -1 : f.ranks.front(), D(typical), f.cost.unit, where);
+}
+
+std::string SlowFunctionTitle(const Finding& f) {
+  return fmt::format("{} {} is slower on {} than on the other ranks: +{}{}", FunctionKindWords(f.subject_kind),
+                     FunctionLabel(f.subject_kind, f.subject, f.subject_detail), Ranks(f.ranks), D(f.cost.added_ns),
+                     Per(f));
+}
+
+std::string ExtraWorkTitle(const Finding& f) {
+  const std::string what = f.subject_kind == "phase"
+                               ? "in " + PhaseWords(f.subject)
+                               : fmt::format("in {} {}", FunctionKindWords(f.subject_kind),
+                                             FunctionLabel(f.subject_kind, f.subject, f.subject_detail));
+  return fmt::format("{} spends {} more per {} than the median rank {}; no peer measurably waits for it", Ranks(f.ranks),
+                     D(f.cost.added_ns), f.cost.unit, what);
+}
+
+std::string TelemetryTitle(const Finding& f) {
+  const Evidence* e = f.FindEvidence(EvidenceKind::kTelemetry);
+  if (!e) return std::string(FindingKindId(f.kind));
+  const std::string host = f.hosts.empty() ? "" : f.hosts.front() + ": ";
+  switch (f.kind) {
+    case FindingKind::kInputPipelineBound:
+      return fmt::format("{}GPU mostly idle ({} utilization) while the host CPU is saturated ({}): input-pipeline bound",
+                         host, Pct(e->Get("gpu_util_share")), Pct(e->Get("cpu_busy_share")));
+    case FindingKind::kInputPipelineCpuBound:
+      return fmt::format("{}host CPU saturated ({}), {} of it in DataLoader workers: input-pipeline bound", host,
+                         Pct(e->Get("cpu_busy_share")), Pct(e->Get("loader_share")));
+    case FindingKind::kHostCpuSaturated:
+      return fmt::format("{}host CPU saturated ({}) during the traced window", host, Pct(e->Get("cpu_busy_share")));
+    case FindingKind::kGpuMostlyIdle:
+      return fmt::format("{}GPUs mostly idle ({} utilization) and the host CPU is not saturated ({})", host,
+                         Pct(e->Get("gpu_util_share")), Pct(e->Get("cpu_busy_share")));
+    case FindingKind::kCpuSteal:
+      return fmt::format("{}the hypervisor took {} of the CPU time (steal)", host, Pct(e->Get("steal_share")));
+    case FindingKind::kIoWait:
+      return fmt::format("{}CPUs waited on disk I/O {} of the time", host, Pct(e->Get("iowait_share")));
+    case FindingKind::kHostMemoryFull:
+      return fmt::format("{}host memory nearly full ({} used at the peak)", host, Pct(e->Get("used_share")));
+    case FindingKind::kGpuMemoryFull:
+      return fmt::format("{}GPU {} memory nearly full ({} at the peak)", host, e->detail, Pct(e->Get("used_share")));
+    default: return std::string(FindingKindId(f.kind));
+  }
+}
+
+std::string Title(const Finding& f) {
+  switch (f.kind) {
+    case FindingKind::kSlowNode:
+    case FindingKind::kSlowRank: return SlowGroupTitle(f);
+    case FindingKind::kSlowFunction: return SlowFunctionTitle(f);
+    case FindingKind::kExtraWork: return ExtraWorkTitle(f);
+    default: return TelemetryTitle(f);
+  }
+}
+
+// ---- cost
+
+std::string CostLine(const Finding& f) {
+  const Cost& c = f.cost;
+  switch (c.method) {
+    case CostMethod::kWhatIfLikeMedian:
+    case CostMethod::kWhatIfFaster:
+      if (c.saving_ns > 0) {
+        return fmt::format("cost {}{} ({:.1f}% of the step): {} -> {} if fixed", D(c.saving_ns), Per(f),
+                           100 * c.saving_ns / c.step_ns, D(c.step_ns), D(c.estimated_step_ns));
+      }
+      return "cost: none measurable in step time now";
+    case CostMethod::kAddedWork:
+      return fmt::format("adds {}{} on {} ({:.1f}% of the {} {}); no peer waits for it measurably, so fixing it "
+                         "may not shorten the {}",
+                         D(c.added_ns), Per(f), Ranks(f.ranks), c.step_ns > 0 ? 100 * c.added_ns / c.step_ns : 0.0,
+                         D(c.step_ns), c.unit, c.unit);
+    case CostMethod::kWindowShare:
+      return fmt::format("during {} of the traced window", Pct(c.share));
+    case CostMethod::kDelta: return fmt::format("changes the step by {}{}", D(c.saving_ns), Per(f));
+    case CostMethod::kNone: return "cost: not a matter of step time";
+  }
+  return "";
+}
+
+// ---- evidence
+
+std::string LocalTimeSentence(const Evidence& e, const Finding& f) {
+  return fmt::format("rank {}: local time (step minus communication wait) {}{} vs median {} over {:.0f} ranks (abnormal "
+                     "above +{}); communication wait {} vs median {}; compute busy {} vs median {}",
+                     e.rank, D(e.Get("local_ns")), Per(f), D(e.Get("median_local_ns")), e.Get("ranks_compared"),
+                     D(e.Get("threshold_ns")), D(e.Get("comm_wait_ns")), D(e.Get("median_comm_wait_ns")),
+                     D(e.Get("compute_ns")), D(e.Get("median_compute_ns")));
+}
+
+std::string ArrivalSentence(const Evidence& e, const Finding& f) {
+  return fmt::format("rank {} arrives late at its collectives: {}{} after the median rank, added over {:.0f} matched "
+                     "collectives (median {}); last to arrive at {:.0f} of them, where the others waited {} for it alone",
+                     e.rank, D(e.Get("late_ns")), Per(f), e.Get("collectives"), D(e.Get("median_lateness_ns")),
+                     e.Get("last_arrivals"), D(e.Get("imposed_wait_ns")));
+}
+
+std::string FunctionSentence(const Evidence& e, const Finding& f) {
+  if (f.kind == FindingKind::kSlowFunction) {
+    return fmt::format("rank {}: {}{} vs median {} over {:.0f} ranks (+{}, abnormal above +{}); {:.1f} vs {:.1f} "
+                       "calls{}, median call {} vs {}",
+                       e.rank, D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")), e.Get("ranks_compared"),
+                       D(e.Get("excess_ns")), D(e.Get("threshold_ns")), e.Get("calls"), e.Get("median_calls"), Per(f),
+                       D(e.Get("per_call_ns")), D(e.Get("median_per_call_ns")));
+  }
+  return fmt::format("{} {} on rank {}: {}{} vs median {} (+{}; {:.1f} vs {:.1f} calls{})",
+                     FunctionKindWords(e.subject_kind), FunctionLabel(e), e.rank, D(e.Get("value_ns")), Per(f),
+                     D(e.Get("median_ns")), D(e.Get("excess_ns")), e.Get("calls"), e.Get("median_calls"), Per(f));
+}
+
+std::string HostPeersSentence(const Evidence& e, const Finding& f) {
+  if (e.detail == "rank" && !e.ranks.empty()) {
+    return fmt::format("{} on the same host {} {} not slow: the node is fine, the problem is specific to rank {} "
+                       "(its GPU, its data, its process)",
+                       Ranks(e.ranks), e.host, e.ranks.size() == 1 ? "is" : "are", f.ranks.empty() ? -1 : f.ranks.front());
+  }
+  if (e.detail == "rank") {
+    return fmt::format("it is the only rank analysed on host {}: a slow node and a slow GPU look the same here", e.host);
+  }
+  return fmt::format("{:.0f} of the {:.0f} ranks of host {} are slow{}", e.Get("slow_ranks"), e.Get("host_ranks"), e.host,
+                     e.ranks.empty() ? "" : fmt::format(" ({} {} not)", Ranks(e.ranks), e.ranks.size() == 1 ? "is" : "are"));
+}
+
+std::string WhatIfSentence(const Evidence& e, const Finding& f) {
+  if (e.detail == "faster") {
+    return fmt::format("if it ran as on the median rank: step {} -> {} (saves {}{}; local times of the ranks spread by "
+                       "{})",
+                       D(e.Get("step_ns")), D(e.Get("estimated_step_ns")), D(e.Get("saving_ns")), Per(f),
+                       D(e.Get("noise_ns")));
+  }
+  return fmt::format("if {} behaved like the median rank: step {} -> {} (saves {}{})", f.ranks.size() == 1 ? "it" : "they",
+                     D(e.Get("step_ns")), D(e.Get("estimated_step_ns")), D(e.Get("saving_ns")), Per(f));
+}
+
+std::string TelemetrySentence(const Evidence& e) {
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
+  if (e.Has("cpu_busy_share")) {
+    add(fmt::format("host CPU {} busy on {:.0f} cores (user {}, system {})", Pct(e.Get("cpu_busy_share")), e.Get("cpu_cores"),
+                    Pct(e.Get("cpu_user_share")), Pct(e.Get("cpu_system_share"))));
+  }
+  if (e.Has("loader_cores")) {
+    add(fmt::format("DataLoader worker processes of the ranks used {:.2f} cores, the rank processes themselves {:.2f}",
+                    e.Get("loader_cores"), e.Get("rank_cores")));
+  }
+  if (e.Has("gpu_util_share")) add(fmt::format("GPU utilization {}", Pct(e.Get("gpu_util_share"))));
+  if (e.Has("disk_read_bytes_per_s")) {
+    add(fmt::format("disk read {}/s, write {}/s", FormatByteCount(static_cast<int64_t>(e.Get("disk_read_bytes_per_s"))),
+                    FormatByteCount(static_cast<int64_t>(e.Get("disk_write_bytes_per_s")))));
+  }
+  if (e.Has("used_bytes")) {
+    add(fmt::format("{} of {} used", FormatByteCount(static_cast<int64_t>(e.Get("used_bytes"))),
+                    FormatByteCount(static_cast<int64_t>(e.Get("total_bytes")))));
+  }
+  if (e.Has("swap_bytes")) add(fmt::format("swap in use {}", FormatByteCount(static_cast<int64_t>(e.Get("swap_bytes")))));
+  return out;
+}
+
+// ---- next steps
+
+std::string NextForFunction(const Finding& f) {
+  const Evidence* e = FunctionEvidenceFor(f, f.next.subject);
+  if (!e) return fmt::format("look at {} on {}", f.next.subject, Ranks(f.ranks));
+  const Evidence* phase = f.FindEvidence(EvidenceKind::kPhase);
+  return fmt::format("find out why {} {} takes {}{} on {} and {} on its peers{} (input shapes, clocks or throttling, a "
+                     "different code path); `rankscope analyze --rank {}` shows where it runs",
+                     FunctionKindWords(e->subject_kind), FunctionLabel(*e), D(e->Get("value_ns")), Per(f), Ranks(f.ranks),
+                     D(e->Get("median_ns")), phase ? ", in " + PhaseWords(phase->subject) : "", f.ranks.front());
+}
+
+std::string NextTelemetry(const Finding& f) {
+  switch (f.kind) {
+    case FindingKind::kInputPipelineBound:
+      return "Profile the DataLoader (enumerate(DataLoader) in the trace); cache or pre-decode the data, move "
+             "augmentation to the GPU, or give the node more CPU per GPU. More workers only help if cores are idle.";
+    case FindingKind::kInputPipelineCpuBound:
+      return "Make data loading cheaper (cache, pre-decode, lighter augmentation) or run it elsewhere; the training "
+             "steps wait for batches.";
+    case FindingKind::kHostCpuSaturated:
+      return "Find what else runs on the node (rankscope top, the ranks' CPU above); CPU-side work of the ranks "
+             "(Python, launches) competes for the same cores.";
+    case FindingKind::kGpuMostlyIdle:
+      return "The ranks wait on something else: communication, I/O, synchronization or a slow peer; see the trace's "
+             "idle breakdown and collective waits.";
+    case FindingKind::kCpuSteal: return "Noisy neighbours or an oversubscribed VM host; ask for dedicated cores.";
+    case FindingKind::kIoWait:
+      return "Data or checkpoints on a slow disk: stage the data set on local NVMe or in page cache.";
+    case FindingKind::kHostMemoryFull:
+      return "Reduce DataLoader workers or prefetch_factor, or the ranks' host memory; the OOM killer is next.";
+    case FindingKind::kGpuMemoryFull:
+      return "Allocator retries and fragmentation slow steps down near the limit; check the trace's memory events.";
+    default: return "";
+  }
+}
+
+std::string Next(const Finding& f) {
+  const std::string who = Ranks(f.ranks);
+  const int64_t first = f.ranks.empty() ? 0 : f.ranks.front();
+  switch (f.next.kind) {
+    case NextStepKind::kNone: return "";
+    case NextStepKind::kCheckHost:
+      return fmt::format("check host {} itself: CPU load and clock frequency, memory pressure, thermal or power limits, "
+                         "the network interface, and what else runs there; then `rankscope analyze --rank {}`",
+                         f.next.subject, first);
+    case NextStepKind::kFunctionOnRanks: return NextForFunction(f);
+    case NextStepKind::kInputPipeline:
+      return fmt::format("look at the input pipeline of {}: its DataLoader (workers, prefetch), the storage or data shard "
+                         "it reads, and the CPU of its host; `rankscope analyze --rank {}` for its Python paths",
+                         who, first);
+    case NextStepKind::kPhaseOnRanks:
+      return fmt::format("look at {} of {}: what runs there that its peers do not run (record with --with-stack to see "
+                         "the Python functions); `rankscope analyze --rank {}`",
+                         PhaseWords(f.next.subject), who, first);
+    case NextStepKind::kBeforeCollectives:
+      return fmt::format("look at what {} does before its collectives (communication hooks, host synchronisation, Python "
+                         "between backward and all-reduce): no phase or function stands out, only its late arrival; "
+                         "`rankscope analyze --rank {}`",
+                         who, first);
+    case NextStepKind::kCompareFunction:
+      return fmt::format("compare {} on {} with a healthy rank (`rankscope analyze --rank {}`): calls, shapes, clocks",
+                         FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), who, first);
+    case NextStepKind::kNodeCondition: return NextTelemetry(f);
+    default: return HangNextStepSentence(f);  // the hang kinds' next steps (report/hang_report_text.cc)
+  }
+}
+
+}  // namespace
+
+std::string FunctionKindWords(std::string_view k) {
+  if (k == "kernel") return "kernel";
+  if (k == "memory_op") return "memory op";
+  if (k == "runtime_call") return "runtime call";
+  if (k == "cpu_op") return "CPU op";
+  if (k == "python_path") return "Python path";
+  if (k == "collective") return "collective";
+  return "function";
+}
+
+std::string PhaseWords(std::string_view p) {
+  if (p == "data_loading") return "data loading";
+  if (p == "forward") return "forward";
+  if (p == "backward") return "backward";
+  if (p == "optimizer") return "the optimizer step";
+  if (p == "other") return "time outside data loading, forward, backward and optimizer";
+  return std::string(p);
+}
+
+std::string DescribeEvidence(const Evidence& e, const Finding& f) {
+  switch (e.kind) {
+    case EvidenceKind::kLocalTime: return LocalTimeSentence(e, f);
+    case EvidenceKind::kArrival: return ArrivalSentence(e, f);
+    case EvidenceKind::kPhase:
+      return fmt::format("{} ({} side) on rank {}: {}{} vs median {}", PhaseWords(e.subject), e.detail, e.rank,
+                         D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")));
+    case EvidenceKind::kFunction: return FunctionSentence(e, f);
+    case EvidenceKind::kUtilization:
+      return fmt::format("GPU utilization of rank {}: {:.1f}% vs median {:.1f}%", e.rank, 100 * e.Get("value_share"),
+                         100 * e.Get("median_share"));
+    case EvidenceKind::kHostPeers: return HostPeersSentence(e, f);
+    case EvidenceKind::kWhatIf: return WhatIfSentence(e, f);
+    case EvidenceKind::kTelemetry: return TelemetrySentence(e);
+    case EvidenceKind::kText: return e.text;
+    default:  // hang evidence: the hang report draws it as stacks and collectives
+      return e.subject.empty() ? std::string(EvidenceKindName(e.kind))
+                               : fmt::format("{}: {}", EvidenceKindName(e.kind), e.subject);
+  }
+}
+
+FindingWords DescribeFinding(const Finding& f) {
+  FindingWords w;
+  if (KindInfo(f.kind).source == "hang") {
+    // The hang kinds' sentences live with the hang report (report/hang_report_text.cc).
+    w.title = HangFindingSentence(f);
+    w.next = HangNextStepSentence(f);
+    for (const Evidence& e : f.evidence) w.evidence.push_back(DescribeEvidence(e, f));
+    return w;
+  }
+  w.title = Title(f);
+  w.cost = CostLine(f);
+  for (const Evidence& e : f.evidence) w.evidence.push_back(DescribeEvidence(e, f));
+  w.next = Next(f);
+  return w;
+}
+
+}  // namespace rankscope

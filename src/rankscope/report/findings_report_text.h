@@ -1,0 +1,24 @@
+// The terminal report's "Findings" section: every finding of the job (cluster diagnosis and
+// node telemetry), worst first, each with its cost, evidence and next step. At most 100 columns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rankscope/findings/finding.h"
+#include "rankscope/report/analysis_report_text.h"
+
+namespace rankscope {
+
+struct FindingsSectionContext {
+  // What the section says when there is no finding (e.g. "no rank, node or function stands
+  // out from its peers by the rule above").
+  std::string none;
+  // The cluster's what-if over every slow rank and node: printed under the findings when > 0.
+  double total_saving_ns = 0, total_step_ns = 0, total_estimated_step_ns = 0;
+};
+
+std::string RenderFindingsSection(const std::vector<Finding>& findings, const FindingsSectionContext& context,
+                                  const TextOptions& options);
+
+}  // namespace rankscope
