@@ -7,8 +7,9 @@
 For every recorded run (step times in seconds, one per line; '#' lines describe the run):
   * fires: how often the trigger fires on the run as recorded (healthy runs: must be 0; runs
     whose steps became slower: once, after the slowdown began), and at which step;
-  * +20%: the run with every step from its middle on made 20 % slower: the step at which it
-    fires, counted from the slowdown's start (the detection delay);
+  * +20%: a minute of the run's steps in a fixed random order (its noise without its drifts),
+    then a minute of them 20 % slower (50 % for runs whose steps spread by more than 30 %): the
+    seconds from the slowdown's start to the fire (the detection delay; '-': never);
   * before: the same for the trigger rankscope had before issue 11 (5 consecutive steps above
     1.2x the median of the last 50 normal steps, 10 warm-up steps), for comparison.
 """
@@ -60,6 +61,33 @@ def load(path):
     return meta, [float(x) for x in text.splitlines() if x.strip() and not x.startswith("#")]
 
 
+def then_slower(times, factor, seconds=60.0):
+    """As tests/python/test_trigger.py: (a shuffled minute, the same 20 % slower)."""
+    import itertools
+    import random
+    rng = random.Random(11)
+
+    def minute(scale):
+        out, total = [], 0.0
+        for dt in itertools.cycle(rng.sample(times, len(times))):
+            out.append(scale * dt)
+            total += scale * dt
+            if total >= seconds:
+                return out
+    return minute(1.0), minute(factor)
+
+
+def noise(times):
+    s = sorted(times)
+    m = s[len(s) // 2]
+    return 1.4826 * sorted(abs(x - m) for x in times)[len(times) // 2] / m
+
+
+def delay_s(make, before, after):
+    fired = [i for i in fire_steps(make, before + after) if i >= len(before)]
+    return f"{sum(after[:fired[0] - len(before) + 1]):.1f} s" if fired else "-"
+
+
 def fire_steps(make, times):
     t = make()
     return [i for i, dt in enumerate(times) if t.observe(dt) is not None]
@@ -107,20 +135,21 @@ def main():
         import_runs(args.series, args.import_to, args.source)
         return
     paths = args.series or sorted(str(x) for x in (REPO / "tests/data/trigger").glob("*.txt"))
-    print(f"{'run':<34} {'steps':>5} {'median ms':>9}  {'fires (step)':<16} {'+20%: delay':<12} "
-          f"{'before: fires':<14} {'before +20%'}")
+    print(f"| run | steps | median step | spread | fires | slowdown: delay | rule before: fires | rule before: delay |")
+    print("|---|---|---|---|---|---|---|---|")
+    new = lambda: AutoTrigger(clock=lambda: 0.0)  # noqa: E731
     for path in paths:
         meta, times = load(path)
         s = sorted(times)
-        onset = len(times) // 2
-        slowed = times[:onset] + [1.2 * x for x in times[onset:]]
-        now = fire_steps(lambda: AutoTrigger(clock=lambda: 0.0), times)
+        spread = noise(times)
+        factor = 1.2 if spread <= 0.3 else 1.5
+        before, after = then_slower(times, factor)
+        now = fire_steps(new, times)
         then = fire_steps(PreviousTrigger, times)
-        now20 = [i - onset for i in fire_steps(lambda: AutoTrigger(clock=lambda: 0.0), slowed) if i >= onset]
-        then20 = [i - onset for i in fire_steps(PreviousTrigger, slowed) if i >= onset]
-        name = pathlib.Path(path).stem + (f" (slower from {meta['fault_from']})" if "fault_from" in meta else "")
-        print(f"{name:<34} {len(times):>5} {1e3 * s[len(s) // 2]:>9.1f}  {len(now)} {str(now[:3]):<14} "
-              f"{str(now20[:1]):<12} {len(then)} {str(then[:3]):<12} {then20[:1]}")
+        name = pathlib.Path(path).stem + (f" (20 % slower from step {meta['fault_from']})" if "fault_from" in meta else "")
+        print(f"| {name} | {len(times)} | {1e3 * s[len(s) // 2]:.1f} ms | {100 * spread:.0f} % | "
+              f"{len(now)} {now[:3] if now else ''} | +{round(100 * (factor - 1))} %: {delay_s(new, before, after)} | "
+              f"{len(then)} {then[:3] if then else ''} | {delay_s(PreviousTrigger, before, after)} |")
 
 
 if __name__ == "__main__":

@@ -163,7 +163,9 @@ def run_synthetic(binary, work, args):
                            check=True, capture_output=True, timeout=1200)
         truth = json.loads(truth_file.read_text())
         report = analyze(binary, out)
-        t = {"kind": kind, "ranks": ranks, "ms": truth.get("injected_per_step_ns", 0) / 1e6}
+        # The slowed kernel is the function to name (by its name: a spread slowdown at the name).
+        t = {"kind": kind, "ranks": ranks, "ms": truth.get("injected_per_step_ns", 0) / 1e6,
+             "patterns": [n.split("(")[0].split("<")[0].replace("void ", "") for n in truth["kernel"]["names"]] or None}
         hosts = {int(r): h for r, h in truth["hosts"].items()}
         r = scoring.score(report, t, hosts if len(ranks) > 1 else None)
         if ranks:
@@ -175,17 +177,19 @@ def run_synthetic(binary, work, args):
 
 
 def synthetic_sets():
-    """Scenarios at about 5, 10 and 25 % of the V100 trace's step."""
+    """Scenarios at about 5, 10 and 25 % of the V100 trace's step (115 ms): one kernel (one launch
+    per step) slower on one rank or on both ranks of a host; a GEMM kernel launched 36 times per
+    step in 13 shapes (4.6 ms per step in all) slower by a factor on one rank."""
     sets = [("clean", "none", [], [])]
-    for pct, kernel_us, factor in ((5, 2500, 1.25), (10, 5000, 1.55), (25, 12500, 2.4)):
+    one = "split_embedding_codegen_forward_unweighted_kernel"
+    spread = "volta_sgemm_128x32_nt"
+    for pct, extra_us, factor in ((5, 5750, 2.23), (10, 11500, 3.5), (25, 28700, 7.2)):
         sets.append((f"kernel-{pct}%", "slow-forward", [5],
-                     ["--slow-kernel", "split_embedding_codegen_forward_unweighted_kernel", "--slow-ranks", "5",
-                      "--slow-extra-us", str(kernel_us / 5)]))
+                     ["--slow-kernel", one, "--slow-ranks", "5", "--slow-extra-us", str(extra_us)]))
         sets.append((f"shapes-{pct}%", "slow-kernel-shapes", [3],
-                     ["--slow-kernel", "volta_sgemm_128x32_nt", "--slow-factor", str(factor), "--slow-ranks", "3"]))
+                     ["--slow-kernel", spread, "--slow-factor", str(factor), "--slow-ranks", "3"]))
         sets.append((f"node-{pct}%", "node", [6, 7],
-                     ["--slow-kernel", "split_embedding_codegen_forward_unweighted_kernel", "--slow-ranks", "6,7",
-                      "--slow-extra-us", str(kernel_us / 5)]))
+                     ["--slow-kernel", one, "--slow-ranks", "6,7", "--slow-extra-us", str(extra_us)]))
     return sets
 
 

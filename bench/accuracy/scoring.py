@@ -35,18 +35,28 @@ NAME_LEVEL = {"slow-kernel-shapes"}
 
 
 def _function_of(finding):
-    """(kind, name, detail) of what the finding blames, or None."""
+    """(kind, name, detail) of the function the finding blames, or None. Report schema 2: its
+    subject when that is a function, else its first function evidence; schema 1: functions[0]."""
+    subject = finding.get("subject")
+    if isinstance(subject, dict) and subject.get("kind") not in (None, "", "phase"):
+        return subject.get("kind", ""), subject.get("name", ""), subject.get("detail", "") or ""
+    for e in finding.get("evidence") or []:
+        if isinstance(e, dict) and e.get("kind") == "function":
+            return e.get("subject_kind") or "", e.get("subject") or "", e.get("detail") or ""
     fns = finding.get("functions") or []
     if fns:
         f = fns[0]
         return f.get("kind", ""), f.get("name", ""), f.get("detail", "") or ""
-    subject = finding.get("subject")
-    if subject:
-        return finding.get("subject_kind", ""), subject, finding.get("subject_detail", "") or ""
     return None
 
 
 def _phase_of(finding):
+    subject = finding.get("subject")
+    if isinstance(subject, dict) and subject.get("kind") == "phase":
+        return subject.get("name")
+    for e in finding.get("evidence") or []:
+        if isinstance(e, dict) and e.get("kind") == "phase":
+            return e.get("subject")
     p = finding.get("phase")
     if isinstance(p, dict):
         return p.get("phase")
@@ -61,14 +71,14 @@ def finding_summary(finding):
         "host": finding.get("host") or (finding.get("hosts") or [None])[0],
         "function": fn,
         "phase": _phase_of(finding),
-        "cost_ns": finding.get("cost_ns", (finding.get("cost") or {}).get("saving_ns", 0)) or 0,
-        "costed": finding.get("cost_method", (finding.get("cost") or {}).get("method", "what_if")) not in
-                  ("added_work", "none"),
+        "cost_ns": (finding.get("cost") or {}).get("saving_ns", finding.get("cost_ns", 0)) or 0,
+        "costed": (finding.get("cost") or {}).get("method", "what_if") not in ("added_work", "none"),
     }
 
 
-def function_matches(kind, fn, phase):
-    if kind not in PATTERNS:
+def function_matches(kind, fn, phase, patterns=None):
+    patterns = patterns or PATTERNS.get(kind)
+    if not patterns:
         return None
     if fn is not None:
         fkind, name, detail = fn
@@ -77,7 +87,7 @@ def function_matches(kind, fn, phase):
         text = (name.rsplit("|", 1)[-1] if fkind == "python_path" else name).lower()
         if kind in NAME_LEVEL and detail and "|" in detail and fkind == "kernel":
             return False  # one launch shape of a slowdown spread over many
-        if any(p.lower() in text for p in PATTERNS[kind]):
+        if any(p.lower() in text for p in patterns):
             return True
     return phase in PHASE_OK.get(kind, set())
 
@@ -101,7 +111,9 @@ def score(report, truth, hosts=None, clean_step_ns=None, step_ns_measured=None):
     rank_ok = bool(top) and (set(top["ranks"]) == expected or
                              bool(node and top["host"] == host and top["ranks"] and set(top["ranks"]) <= expected))
     out["rank_ok"] = rank_ok
-    out["function_ok"] = bool(top) and rank_ok and bool(function_matches(truth["kind"], top["function"], top["phase"]))
+    patterns = truth.get("patterns")
+    out["function_ok"] = bool(top) and rank_ok and bool(function_matches(truth["kind"], top["function"], top["phase"],
+                                                                         patterns))
     # The anomaly tables (cluster.functions, cluster.phases) name the injected function on a
     # faulty rank: a miss above is then the findings layer's, not the evidence's.
     ranks_by_index = [r.get("rank") for r in cluster.get("ranks") or []]
@@ -111,7 +123,8 @@ def score(report, truth, hosts=None, clean_step_ns=None, step_ns_measured=None):
         return ranks_by_index[i] if isinstance(i, int) and i < len(ranks_by_index) and \
             "rank_index" in row else i
     table = [f for f in cluster.get("functions") or [] if rank_of(f) in expected and
-             function_matches(truth["kind"], (f.get("kind", ""), f.get("name", ""), f.get("detail", "")), None)]
+             function_matches(truth["kind"], (f.get("kind", ""), f.get("name", ""), f.get("detail", "")), None,
+                              patterns)]
     phases = [p for p in cluster.get("phases") or [] if rank_of(p) in expected and
               p.get("phase") in PHASE_OK.get(truth["kind"], set())]
     out["table_ok"] = bool(table or phases)
