@@ -131,6 +131,7 @@ def score(report, truth, hosts=None, clean_step_ns=None, step_ns_measured=None):
     if clean_step_ns and step_ns:
         out["measured_saving_ns"] = (step_ns_measured or step_ns) - clean_step_ns
         out["estimated_saving_ns"] = top["cost_ns"] if top and rank_ok else 0
+        out["costed"] = bool(top and rank_ok and top["costed"])
     return out
 
 
