@@ -218,6 +218,30 @@ TEST(FunctionLevels, ASlowdownSpreadOverLaunchShapesIsFoundAtTheKernelName) {
   EXPECT_DOUBLE_EQ(by_shape[0].excess_ns, 42'000);
 }
 
+// A backward hook's extra work runs inside autograd's evaluate_function op: the op and the hook's
+// Python path carry the same excess, and the hook (the user's code) is the one reported.
+TEST(FunctionLevels, AHookInsideAnAutogradOpIsNamedByItsPythonPath) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 4; ++r) {
+    json events = {Step(1, 0, 1000), Step(2, 1000, 1000)};
+    for (int step = 0; step < 2; ++step) {
+      const double t = 1000 * step + 100, extra = r == 1 ? 150 : 0;
+      events.push_back(Python("train.py(9): step", t, 300 + extra, 10 * step + 1, -1, 2));
+      events.push_back(Slice("cpu_op", "autograd::engine::evaluate_function: AccumulateGrad", t + 10, 100 + extra,
+                             json::object(), 2));
+      if (r == 1) events.push_back(Python("train.py(20): hook", t + 20, 150, 10 * step + 2, 10 * step + 1, 2));
+    }
+    ranks.push_back(Analyze(events, r));
+  }
+  auto d = DiagnoseCluster(ranks, ClusterOptions{});
+  ASSERT_TRUE(d.ok());
+  ASSERT_FALSE(d->functions.empty());
+  EXPECT_EQ(d->functions[0].kind, FunctionKind::kPythonPath);
+  EXPECT_EQ(d->functions[0].name, "train.py(9): step|train.py(20): hook");
+  EXPECT_EQ(d->functions[0].rank, 1u);
+  for (const FunctionOutlier& f : d->functions) EXPECT_NE(f.kind, FunctionKind::kCpuOp) << f.name;
+}
+
 // ---- waits and the collector's threads ----------------------------------------------------
 
 TEST(Waits, SleepsAndSynchronizationsAreWaitsAndTheCollectorThreadIsLeftOut) {

@@ -106,13 +106,18 @@ class Collector {
   std::set<FunctionKey> waits_;
 };
 
+// A part (a callee, one shape, one kernel) explains a whole when it carries 80 % of its excess:
+// the rest is overhead around it (a profiled call, a launch) or small parts elsewhere.
+constexpr double kExplainsShare = 0.8;
+
 bool Explains(const FunctionOutlier& part, const FunctionOutlier& whole) {
-  return part.rank == whole.rank && part.excess_ns >= 0.9 * whole.excess_ns;
+  return part.rank == whole.rank && part.excess_ns >= kExplainsShare * whole.excess_ns;
 }
 
 // Whether outlier `p` is the level that explains its excess (see the header): the deepest Python
 // path; the kernel shape when it explains its name, else the name; a CPU op's kernels only when
-// no kernel explains them.
+// no kernel explains them; a CPU op unless a reported Python path of its rank carries the same
+// excess (80-110 %: a hook's extra work inside autograd's evaluate_function is the hook's).
 bool IsExplainingLevel(const FunctionOutlier& p, const std::vector<FunctionOutlier>& all) {
   auto any = [&](auto pred) { return std::any_of(all.begin(), all.end(), pred); };
   switch (p.kind) {
@@ -133,6 +138,11 @@ bool IsExplainingLevel(const FunctionOutlier& p, const std::vector<FunctionOutli
       });
     case FunctionKind::kKernelsOfOp:
       return !any([&](const FunctionOutlier& q) { return q.kind == FunctionKind::kKernel && Explains(q, p); });
+    case FunctionKind::kCpuOp:  // the same time seen from the user's code: the Python path says more
+      return !any([&](const FunctionOutlier& q) {
+        return q.kind == FunctionKind::kPythonPath && Explains(q, p) && q.excess_ns <= 1.1 * p.excess_ns &&
+               IsExplainingLevel(q, all);
+      });
     default:
       return true;
   }

@@ -13,14 +13,16 @@
 //
 // Every level that can explain an excess is compared, and the one that explains it is kept:
 //  - kernels by name + grid|block, and by name alone (every launch shape together): when one
-//    shape carries 90 % of the name's excess the shape is reported, else the name (a slowdown
+//    shape carries 80 % of the name's excess the shape is reported, else the name (a slowdown
 //    spread over many launch shapes, each below the minimum cost, is one finding at the name);
 //  - the GPU time of the kernels each CPU op launched ("kernels_of_op"): reported when no kernel
-//    row of the rank explains 90 % of it (several kernels of one op slower together);
-//  - memory ops, runtime calls and CPU ops by name; Python call paths by path (summed over
+//    row of the rank explains 80 % of it (several kernels of one op slower together);
+//  - memory ops, runtime calls and CPU ops by name (a CPU op is not reported when a reported Python
+//    path of the same rank carries 80-110 % of its excess: the same time, seen from the user's
+//    code, e.g. a backward hook inside autograd's evaluate_function); Python call paths by path (summed over
 //    threads: thread ids differ between processes; object addresses in builtin frames are masked
 //    as "0x?" for the same reason): a path is not reported when a deeper path of the same rank
-//    accounts for 90 % of its excess (the callee is the answer);
+//    accounts for 80 % of its excess (the callee is the answer);
 //  - collectives by op, dtype, algorithm, protocol, group size and GPU/CPU;
 //  - step phases are compared on their own (phase_outliers.h).
 // Waits (a sleep, a lock, a GPU synchronisation; analysis/wait_functions.h) are compared like any
