@@ -13,8 +13,8 @@ Three parts (--parts, default all):
              one kernel slowed on one rank, the same kernel slowed by a factor over all its launch
              shapes, a slow node, a healthy set; the waiting is physically consistent (docs in
              the tool).
-  gpu        recorded real GPU runs (--gpu DIR, default tests/data/gpu/ground_truth): ranks
-             sharing one H100 with gloo, recorded by bench/gpu/capture.sh.
+  gpu        recorded real GPU runs (--gpu DIR, repeatable): ranks sharing one GPU with gloo and
+             CUDA tensors, recorded by bench/gpu/capture.sh ground-truth on a GPU machine.
 
 For every scenario: the faulty rank(s)/host and kind, what the top finding named, and whether
 rank and function are right (bench/accuracy/scoring.py says what counts); for clean runs the
@@ -222,21 +222,29 @@ def print_table(rows, markdown=None):
         if r.get("measured_saving_ns") is not None and r["kind"] != "clean":
             est = f"{r.get('estimated_saving_ns', 0) / 1e6:.1f}" if r.get("costed") else "uncosted"
             saving = f"{est} / {r['measured_saving_ns'] / 1e6:.1f} ms"
+        named = named.replace("|", "\\|")  # grid|block inside a table cell
         lines.append(f"| {r['source']} | {r['scenario']} | {exp} | {named} | {rank} | {fn} | {table} | {saving} |")
-    lines += ["", "| magnitude | scenarios | top-1 rank | top-1 function | function in the anomaly tables | "
-                  "what-if within 30% (costed, saving > 0) |", "|---|---|---|---|---|---|"]
-    for mag in sorted({r["magnitude"] for r in rows if r["kind"] != "clean"}, key=lambda m: float(m.strip("%") or 0)):
-        sel = [r for r in rows if r["kind"] != "clean" and r["magnitude"] == mag]
+    lines += ["", "| source | magnitude | scenarios | top-1 rank | top-1 function | function in the anomaly tables | "
+                  "what-if within 30% (costed, saving > 0) |", "|---|---|---|---|---|---|---|"]
+    sources = sorted({r["source"] for r in rows})
+    groups = [(src, mag) for src in sources + (["all"] if len(sources) > 1 else [])
+              for mag in sorted({r["magnitude"] for r in rows if r["kind"] != "clean"},
+                                key=lambda m: float(m.strip("%") or 0))]
+    for src, mag in groups:
+        sel = [r for r in rows if r["kind"] != "clean" and r["magnitude"] == mag and src in ("all", r["source"])]
+        if not sel:
+            continue
         wi = [r for r in sel if r.get("costed") and r.get("measured_saving_ns") and r["measured_saving_ns"] > 0]
         within = sum(1 for r in wi if abs(r.get("estimated_saving_ns", 0) - r["measured_saving_ns"]) <=
                      0.3 * r["measured_saving_ns"])
-        lines.append(f"| {mag} | {len(sel)} | {pct(sum(r['rank_ok'] for r in sel), len(sel))} | "
+        lines.append(f"| {src} | {mag} | {len(sel)} | {pct(sum(r['rank_ok'] for r in sel), len(sel))} | "
                      f"{pct(sum(r['function_ok'] for r in sel), len(sel))} | "
                      f"{pct(sum(bool(r.get('table_ok')) for r in sel), len(sel))} | {pct(within, len(wi))} |")
-    cleans = [r for r in rows if r["kind"] == "clean"]
     lines.append("")
-    lines.append(f"Clean runs: {len(cleans)}, with a finding: {sum(1 for r in cleans if r['findings'])} "
-                 f"(false findings in all: {sum(r['findings'] for r in cleans)})")
+    for src in sources:
+        cleans = [r for r in rows if r["kind"] == "clean" and r["source"] == src]
+        lines.append(f"Clean runs ({src}): {len(cleans)}, with a finding: {sum(1 for r in cleans if r['findings'])} "
+                     f"(false findings in all: {sum(r['findings'] for r in cleans)})")
     errs = [abs(r.get("estimated_saving_ns", 0) - r["measured_saving_ns"]) / r["measured_saving_ns"]
             for r in rows if r["kind"] != "clean" and r.get("costed") and r.get("measured_saving_ns", 0) > 0]
     if errs:
@@ -280,9 +288,12 @@ def main():
     if "synthetic" in parts:
         rows += run_synthetic(binary, work, args)
     if "gpu" in parts:
-        for d in args.gpu or [str(REPO / "tests/data/gpu/ground_truth")]:
-            if (pathlib.Path(d) / "truth.json").exists():
-                rows += score_recorded(binary, pathlib.Path(d), "gpu")
+        # Recordings of bench/gpu/capture.sh ground-truth (too large for the repository: give
+        # their directories; docs/cluster.md has the table of the ones made for issue 11).
+        for d in args.gpu:
+            if not (pathlib.Path(d) / "truth.json").exists():
+                sys.exit(f"{d}: no truth.json (a bench/gpu/capture.sh ground-truth recording)")
+            rows += score_recorded(binary, pathlib.Path(d), "gpu")
     if "cpu" in parts:
         rows += run_cpu(binary, work, args)
     print_table(rows, args.markdown)
