@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "rankscope/analysis/analyze_rank.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "rankscope/ingest/trace_set.h"
 
 namespace {
@@ -31,7 +31,7 @@ bool Measure(const std::string& path, int runs, Row* row) {
   row->path = path;
   for (int r = 0; r < runs; ++r) {
     const auto t0 = Clock::now();
-    auto model = rankscope::ReadKinetoTrace(path);
+    auto model = rankscope::ReadTrace(path);
     const auto t1 = Clock::now();
     if (!model.ok()) {
       fmt::print(stderr, "analysis_bench: {}\n", model.status().message());

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "rankscope/analysis/analyze_rank.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "rankscope/report/analysis_report.h"
 #include "rankscope/report/finding_text.h"
 
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
       path = argv[i];
     }
   }
-  auto model = rankscope::ReadKinetoTrace(path);
+  auto model = rankscope::ReadTrace(path);
   if (!model.ok()) {
     fmt::print(stderr, "cluster_reduce_bench: {}\n", model.status().message());
     return 1;

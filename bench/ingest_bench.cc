@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/base/cpu_target.h"
 #include "rankscope/ingest/trace_set.h"
 
 namespace {
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   std::printf(
       "reader=%s files=%zu threads=%u json_MB=%.1f events=%llu median_s=%.3f MB_per_s=%.0f "
       "Mevents_per_s=%.2f model_MB=%.1f peak_rss_MB=%.1f rss_over_json=%.3f\n",
-      rankscope::ReaderTargetName(), files->size(), threads, med.json_bytes / 1e6,
+      std::string(rankscope::CpuTargetName()).c_str(), files->size(), threads, med.json_bytes / 1e6,
       static_cast<unsigned long long>(med.events), med.seconds, med.json_bytes / 1e6 / med.seconds,
       med.events / 1e6 / med.seconds, med.model_bytes / 1e6, usage.ru_maxrss / 1024.0,
       usage.ru_maxrss * 1024.0 / (threads == 1 ? static_cast<double>(med.json_bytes) : static_cast<double>(med.json_bytes)));

@@ -8,10 +8,11 @@
 #include <sstream>
 #include <string>
 
+#include "rankscope/base/cpu_target.h"
 #include "rankscope/base/decimal.h"
 #include "rankscope/base/string_pool.h"
 #include "rankscope/ingest/byte_source.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 
 #ifndef RANKSCOPE_SHARED_DIR
 #define RANKSCOPE_SHARED_DIR "../shared"
@@ -41,13 +42,13 @@ void BM_ReadTraceFromMemory(benchmark::State& state) {
   if (json.empty()) return state.SkipWithError("shared trace corpus not found");
   uint64_t events = 0;
   for (auto _ : state) {
-    auto model = rankscope::ReadKinetoTraceBytes(json, "nccl_data.json");
+    auto model = rankscope::ReadTraceBytes(json, "nccl_data.json");
     events += model->stats.elements;
     benchmark::DoNotOptimize(model);
   }
   state.SetBytesProcessed(static_cast<int64_t>(json.size()) * state.iterations());
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
-  state.SetLabel(rankscope::ReaderTargetName());
+  state.SetLabel(std::string(rankscope::CpuTargetName()));
 }
 BENCHMARK(BM_ReadTraceFromMemory)->Unit(benchmark::kMillisecond);
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rankscope::ReaderOptions options;
@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.chunk_bytes = 512;
   options.max_event_bytes = 1 << 20;
   options.max_top_level_value_bytes = 1 << 16;
-  auto model = rankscope::ReadKinetoTraceBytes(
+  auto model = rankscope::ReadTraceBytes(
       std::string_view(reinterpret_cast<const char*>(data), size), "fuzz-input", options);
   if (model.ok()) {
     // Touch the model so that inconsistent tables would be noticed by the sanitizers.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes rankscope's parsers with libFuzzer (ASan + UBSan) for a bounded time:
 #   the trace reader (default 60 s), seeded from the small real traces, gzipped and plain;
-#   the daemon's inputs — Kineto IPC datagrams, HTTP request bodies, --hosts files (20 s).
+#   the daemon's inputs — Kineto IPC datagrams, collector heartbeats, HTTP request bodies, API
+#   tokens, --hosts files (20 s).
 # Exits non-zero on a crash; the crashing input is left in build/fuzz/crashes/.
 #   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS]
 set -euo pipefail
@@ -31,7 +32,8 @@ for f in $(find "$SHARED/traces" -name '*.json.gz' -size -100k | sort); do
 done
 run fuzz_kineto_reader "$READER_SECONDS" "$SEEDS"
 
-# Daemon seeds: the first byte picks the parser (0 Kineto datagram, 1 request body, 2 hosts file).
+# Daemon seeds: the first byte picks the parser (0 Kineto datagram, 1 request body, 2 hosts file,
+# 3 collector heartbeat, 4 token).
 SEEDS="$BUILD/seeds/daemon"
 mkdir -p "$SEEDS"
 python3 - "$SEEDS" <<'PY'
@@ -46,5 +48,10 @@ ctxt = struct.pack("=iiq", 0, 4242, 77)
 (out / "trace").write_bytes(b"\1" + b'{"trace_id": "t1", "steps": 3, "selection": {"job": "j", "ranks": [0, 1]}, "with_stack": true}')
 (out / "snapshot").write_bytes(b"\1" + b'{"snapshot_id": "s1", "timeout_s": 5}')
 (out / "hosts").write_bytes(b"\2" + b"# rank host\n0-3 node-a\n4 node-b\n5-7 node-c\n")
+(out / "floats").write_bytes(b"\1" + b'{"steps": 2.5, "start_step": 9e12, "selection": {"ranks": [1e20, -1]}}')
+(out / "beat").write_bytes(b"\3" + b'{"op": "beat", "pid": 1, "uid": 0, "rank": 3, "local_rank": 0, "world_size": 4, '
+                           b'"job": "j", "host": "node", "step": 120, "step_ms": 31.5, "busy": false, "cmd": "python"}')
+(out / "beat-bad").write_bytes(b"\3" + b'{"op": "hello", "rank": 1e30, "step_ms": -1, "host": 7}')
+(out / "token").write_bytes(b"\4" + b"0123456789abcdef0123456789abcdef")
 PY
 run fuzz_daemon_inputs "$DAEMON_SECONDS" "$SEEDS"

@@ -5,14 +5,22 @@ One background thread blocks in recv() with a timeout equal to the time left to 
 heartbeat (2 s): no spinning, and no I/O on the training thread while idle. If the daemon is
 absent or killed, sends fail silently and the next heartbeat tries again; a restarted daemon
 learns of the process from its next heartbeat.
+
+Any local user can send a datagram to an abstract address. A message is taken only when it
+comes from the daemon's own address and the kernel says (SCM_CREDENTIALS) that its sender runs
+as root or as this process's user: nobody else can push requests or a "welcome" naming another
+output directory.
 """
 
 import json
 import os
 import socket
+import struct
 import threading
 import time
 import uuid
+
+_CREDENTIALS = struct.Struct("iII")  # struct ucred: pid, uid, gid
 
 DEFAULT_ADDRESS = "@rankscoped"
 
@@ -36,6 +44,7 @@ class Channel:
         self.send_errors = 0
         self._closed = False
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         self._sock.bind(b"\0rankscope-collector-%d-%s" % (os.getpid(), uuid.uuid4().hex[:12].encode()))
         self._thread = threading.Thread(target=self._loop, name="rankscope-collector", daemon=True)
         self._thread.start()
@@ -49,6 +58,15 @@ class Channel:
             self.send_errors += 1
             self.welcomed = False  # a daemon that comes back must be greeted again
             return False
+
+    def _from_daemon(self, sender, ancillary):
+        if sender != self.address:
+            return False
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= _CREDENTIALS.size:
+                _, uid, _ = _CREDENTIALS.unpack_from(payload)
+                return uid in (0, os.getuid())
+        return False
 
     def close(self):
         self._closed = True
@@ -77,7 +95,7 @@ class Channel:
                         pass
             try:
                 self._sock.settimeout(max(0.01, next_beat - time.monotonic()))
-                data = self._sock.recv(65536)
+                data, ancillary, _, sender = self._sock.recvmsg(65536, socket.CMSG_SPACE(_CREDENTIALS.size))
             except socket.timeout:
                 continue
             except OSError:
@@ -88,6 +106,8 @@ class Channel:
             if not data:
                 if self._closed:
                     return
+                continue
+            if not self._from_daemon(sender, ancillary):
                 continue
             try:
                 msg = json.loads(data)

@@ -222,7 +222,11 @@ class Tracker:
         if self._inbox:
             request = self._inbox.pop(0)
             s = self._session
-            if s is not None and s.state in ("waiting", "recording", "writing"):
+            if request.get("op") == "cancel":
+                # The daemon gave up on this capture: do not keep waiting for its start.
+                if s is not None and s.id == request.get("id") and s.state == "waiting":
+                    s.state = "failed"
+            elif s is not None and s.state in ("waiting", "recording", "writing"):
                 self._report(request["id"], "failed", error=f"busy: already profiling ({s.id})")
             else:
                 self._session = CaptureSession(request, lambda state, **f: self._report(request["id"], state, **f))
@@ -246,6 +250,10 @@ class Tracker:
     def _on_message(self, msg):
         # Channel thread.
         op = msg.get("op")
+        if op == "cancel":
+            self._inbox.append(msg)
+            self._attention = True
+            return
         if op not in ("trace", "snapshot"):
             return
         if not self._valid_request(msg):

@@ -8,7 +8,7 @@
 
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/analysis/collectives.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 
 namespace rankscope {
 namespace {
@@ -43,7 +43,7 @@ json Launch(double ts, double dur, int64_t correlation, const char* name = "cuda
 RankSummary Analyze(const json& events, std::optional<std::pair<double, double>> window_us = std::nullopt,
                     const CommPatterns* patterns = nullptr) {
   const std::string text = json{{"traceEvents", events}}.dump();
-  auto model = ReadKinetoTraceBytes(text, "test.json");
+  auto model = ReadTraceBytes(text, "test.json");
   EXPECT_TRUE(model.ok()) << model.status().message();
   AnalysisOptions opt;
   opt.comm_patterns = patterns;
@@ -276,7 +276,7 @@ TEST(Definitions, StepSelection) {
   const std::string text = json{{"traceEvents", {Slice("user_annotation", "ProfilerStep#3", 0, 10),
                                                  Slice("user_annotation", "ProfilerStep#4", 10, 20),
                                                  Slice("user_annotation", "ProfilerStep#5", 30, 40)}}}.dump();
-  auto model = ReadKinetoTraceBytes(text, "steps.json");
+  auto model = ReadTraceBytes(text, "steps.json");
   ASSERT_TRUE(model.ok());
   AnalysisOptions opt;
   ASSERT_TRUE(ParseStepRange("4:", &opt.window).ok());
@@ -368,14 +368,13 @@ TEST(Definitions, MemoryPeakAndAllocators) {
   EXPECT_EQ(r.memory.top_allocators[1].op, "aten::linear");
 }
 
-// Tables keep their worst rows and count the rest, so a summary stays bounded.
-// Beyond the worst `max_rows`, a table keeps every row with at least 0.1 % of W (a rank that
+// Tables keep their worst rows and count the rest, so a summary stays bounded. Beyond the worst `max_rows`, a table keeps every row with at least 0.1 % of W (a rank that
 // lacks a row then ran it for less, whatever the number of functions) and bounds the rest.
 TEST(Definitions, TablesKeepTheWorstRowsAndEveryRowAboveTheFloor) {
   // W = [0, 100) µs: the floor is 100 ns. "d" (50 ns) is below it, "c" (10 µs) far above.
   const std::string text = json{{"traceEvents", {Kernel("a", 0, 30, 7), Kernel("b", 30, 20, 7), Kernel("c", 50, 10, 7),
                                                  Kernel("d", 60, 0.05, 7), Kernel("e", 70, 30, 8)}}}.dump();
-  auto model = ReadKinetoTraceBytes(text, "cap.json");
+  auto model = ReadTraceBytes(text, "cap.json");
   ASSERT_TRUE(model.ok());
   AnalysisOptions opt;
   opt.max_rows = 2;

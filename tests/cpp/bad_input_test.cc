@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "test_util.h"
 
 namespace rankscope {
@@ -19,13 +19,13 @@ const std::string kGood =
     "], \"baseTimeNanoseconds\": 1000}\n";
 
 std::string ErrorOf(const std::string& data, ReaderOptions options = {}) {
-  auto model = ReadKinetoTraceBytes(data, "bad.json", options);
+  auto model = ReadTraceBytes(data, "bad.json", options);
   EXPECT_FALSE(model.ok()) << "accepted: " << data.substr(0, 200);
   return model.ok() ? "" : model.status().message();
 }
 
 TraceModel Accept(const std::string& data) {
-  auto model = ReadKinetoTraceBytes(data, "odd.json");
+  auto model = ReadTraceBytes(data, "odd.json");
   EXPECT_TRUE(model.ok()) << model.status().message();
   return model.ok() ? std::move(model).value() : TraceModel{};
 }
@@ -36,7 +36,7 @@ TEST(BadInputTest, EmptyAndNotJson) {
   EXPECT_NE(ErrorOf("hello").find("expected '{' or '[' at byte 0 but found 'h'"), std::string::npos);
   EXPECT_NE(ErrorOf("\x89PNG\r\n").find("byte 0x89"), std::string::npos);
   EXPECT_NE(ErrorOf("{\"a\": 1}").find("no \"traceEvents\" array"), std::string::npos);
-  EXPECT_EQ(ReadKinetoTraceBytes("{\"a\": 1}", "x").status().code(), StatusCode::kNotATrace);
+  EXPECT_EQ(ReadTraceBytes("{\"a\": 1}", "x").status().code(), StatusCode::kNotATrace);
   EXPECT_NE(ErrorOf("{\"traceEvents\": {}}").find("is not an array"), std::string::npos);
   EXPECT_NE(ErrorOf("{\"traceEvents\": [], \"traceEvents\": []}").find("second \"traceEvents\""), std::string::npos);
   EXPECT_NE(ErrorOf("{\"traceEvents\": []} trailing").find("after the end of the JSON document"), std::string::npos);
@@ -46,7 +46,7 @@ TEST(BadInputTest, EmptyAndNotJson) {
 TEST(BadInputTest, TruncatedAtEveryByte) {
   for (size_t n = 1; n < kGood.size() - 1; ++n) {
     const std::string cut = kGood.substr(0, n);
-    auto model = ReadKinetoTraceBytes(cut, "cut.json");
+    auto model = ReadTraceBytes(cut, "cut.json");
     // Cut right after the final '}' only whitespace is missing: that one is complete.
     if (cut.find_last_not_of(" \n") == kGood.find_last_of('}')) continue;
     ASSERT_FALSE(model.ok()) << "accepted a file cut at byte " << n;
@@ -141,7 +141,7 @@ TEST(BadInputTest, RandomBytesNeverCrash) {
     std::string data(rng() % 300, '\0');
     for (char& c : data) c = static_cast<char>(rng());
     if (i % 2) data = "{\"traceEvents\": [" + data;
-    (void)ReadKinetoTraceBytes(data, "random.bin");
+    (void)ReadTraceBytes(data, "random.bin");
   }
 }
 
@@ -152,7 +152,7 @@ TEST(BadInputTest, SingleByteMutationsNeverCrash) {
     for (char c : {'"', '\\', '{', '}', '[', ']', ',', '\0', '\xff', 'x'}) {
       std::string data = kGood;
       data[i] = c;
-      (void)ReadKinetoTraceBytes(data, "mutant.json");
+      (void)ReadTraceBytes(data, "mutant.json");
     }
   }
 }

@@ -1,13 +1,13 @@
 // The SIMD block scanner must agree with a byte-at-a-time reference on arbitrary input,
 // including escapes that straddle 64-byte blocks.
-#include "rankscope/ingest/json_block_scanner.h"
+#include "rankscope/ingest/kineto/json_block_scanner.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
-namespace rankscope::RANKSCOPE_TARGET_NS {
+namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 namespace {
 
 // Byte-at-a-time reference with simdjson's stage-1 semantics: a backslash escapes the next
@@ -82,4 +82,4 @@ TEST(BlockScannerTest, BracketsInsideStringsAreNotStructural) {
 }
 
 }  // namespace
-}  // namespace rankscope::RANKSCOPE_TARGET_NS
+}  // namespace rankscope::kineto::RANKSCOPE_TARGET_NS

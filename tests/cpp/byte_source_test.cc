@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <random>
 
 #include "test_util.h"
@@ -55,6 +58,27 @@ TEST(ByteSourceTest, MissingFileAndDirectory) {
   auto dir = OpenTraceFile("/tmp");
   ASSERT_FALSE(dir.ok());
   EXPECT_NE(dir.status().message().find("is a directory"), std::string::npos);
+}
+
+// A FIFO would block open() until a writer comes, and never end; a symlink loop is not "missing".
+TEST(ByteSourceTest, RefusesWhatIsNotARegularFile) {
+  const std::string dir = ::testing::TempDir() + "rankscope-bytesource-" + std::to_string(::getpid());
+  ::mkdir(dir.c_str(), 0700);
+  const std::string fifo = dir + "/pipe.json", loop = dir + "/loop.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("loop.json", loop.c_str()), 0);
+  auto f = OpenTraceFile(fifo);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("a FIFO"), std::string::npos) << f.status().message();
+  auto l = OpenTraceFile(loop);
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("symlink loop"), std::string::npos) << l.status().message();
+  auto dev = OpenTraceFile("/dev/zero");
+  ASSERT_FALSE(dev.ok());
+  EXPECT_NE(dev.status().message().find("character device"), std::string::npos);
+  ::unlink(fifo.c_str());
+  ::unlink(loop.c_str());
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace

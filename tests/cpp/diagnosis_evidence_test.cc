@@ -9,7 +9,7 @@
 
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/cluster/cluster_diagnosis.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 
 namespace rankscope {
 namespace {
@@ -42,7 +42,7 @@ RankSummary Analyze(const json& events, int rank = 0, json top = json::object())
   doc["traceEvents"] = events;
   doc["distributedInfo"] = {{"rank", rank}, {"world_size", 4}, {"backend", "gloo"}};
   const std::string text = doc.dump();
-  auto model = ReadKinetoTraceBytes(text, "rank" + std::to_string(rank) + ".json");
+  auto model = ReadTraceBytes(text, "rank" + std::to_string(rank) + ".json");
   EXPECT_TRUE(model.ok()) << model.status().message();
   auto r = AnalyzeRank(*model, AnalysisOptions{});
   EXPECT_TRUE(r.ok()) << r.status().message();

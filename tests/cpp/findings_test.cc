@@ -119,9 +119,9 @@ TEST(FindingWords, UncostedWorkSaysSoAndPointsAtTheFunction) {
   f.cost.step_ns = 80e6;
   f.next = {NextStepKind::kCompareFunction, f.subject, ""};
   const FindingWords w = DescribeFinding(f);
-  EXPECT_EQ(w.title, "rank 2 spends 22.6 ms more per step than the median rank in kernel sm80_xmma_gemm_f32f32; no "
+  EXPECT_EQ(w.title, "rank 2 spends 22.60 ms more per step than the median rank in kernel sm80_xmma_gemm_f32f32; no "
                      "peer measurably waits for it");
-  EXPECT_EQ(w.cost, "adds 22.6 ms/step on rank 2 (28.2% of the 80.0 ms step); no peer waits for it measurably, so "
+  EXPECT_EQ(w.cost, "adds 22.60 ms/step on rank 2 (28.2% of the 80.00 ms step); no peer waits for it measurably, so "
                     "fixing it may not shorten the step");
   EXPECT_NE(w.next.find("sm80_xmma_gemm_f32f32 on rank 2"), std::string::npos) << w.next;
 }

@@ -175,7 +175,7 @@ TEST(HtaAgreementCpuOnly, HtaRaisesWeReportTheCpuSide) {
                            "hta/rank_unavailable/rank_not_found.json.gz"}) {
     const json& ref = Reference()["files"][path]["default"];
     EXPECT_TRUE(ref["temporal_breakdown"].contains("error")) << path;
-    auto model = ReadKinetoTrace(testing::TracePath(path));
+    auto model = ReadTrace(testing::TracePath(path));
     ASSERT_TRUE(model.ok());
     auto r = AnalyzeRank(*model, {});
     ASSERT_TRUE(r.ok()) << r.status().message();

@@ -12,7 +12,7 @@
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/analysis/gpu_activity.h"
 #include "rankscope/analysis/launch_analysis.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 
 namespace rankscope::testing {
 
@@ -24,7 +24,7 @@ struct OursAsHta {
 };
 
 inline StatusOr<OursAsHta> AnalyzeAsHta(const std::string& path, bool include_last_step) {
-  RANKSCOPE_ASSIGN_OR_RETURN(TraceModel m, ReadKinetoTrace(path));
+  RANKSCOPE_ASSIGN_OR_RETURN(TraceModel m, ReadTrace(path));
   ApplyHtaRowSelection(&m, include_last_step);
   CommPatterns none;
   ActivityClassifier classifier(m, none);

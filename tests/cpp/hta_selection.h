@@ -20,7 +20,7 @@ inline bool HtaIsGpuRow(const TraceModel& m, size_t i) {
   const GpuActivityInfo* g = m.GpuInfo(i);
   if (g != nullptr && g->stream >= 0 && s.correlation[i] >= 0) return true;
   const std::string_view name = m.Str(s.name[i]);
-  return s.category[i] == Category::kCudaSync && (name == "Event Sync" || name == "Context Sync");
+  return s.kind[i] == ActivityKind::kDeviceSync && (name == "Event Sync" || name == "Context Sync");
 }
 
 // Keeps the rows HTA keeps; returns false when HTA keeps everything (< 2 steps).
@@ -59,14 +59,14 @@ inline bool ApplyHtaRowSelection(TraceModel* m, bool include_last_step) {
     out.dur.push_back(s.dur[i]);
     out.name.push_back(s.name[i]);
     out.track.push_back(s.track[i]);
-    out.category.push_back(s.category[i]);
+    out.kind.push_back(s.kind[i]);
     out.correlation.push_back(s.correlation[i]);
     out.external_id.push_back(s.external_id[i]);
     uint32_t detail = kNoDetail;
-    if (s.detail[i] != kNoDetail && IsGpuActivity(s.category[i])) {
+    if (s.detail[i] != kNoDetail && IsDeviceActivity(s.kind[i])) {
       detail = static_cast<uint32_t>(gpu.size());
       gpu.push_back(m->gpu[s.detail[i]]);
-    } else if (s.detail[i] != kNoDetail && s.category[i] == Category::kPythonFunction) {
+    } else if (s.detail[i] != kNoDetail && s.kind[i] == ActivityKind::kPythonFrame) {
       detail = static_cast<uint32_t>(python.size());
       python.push_back(m->python[s.detail[i]]);
     }

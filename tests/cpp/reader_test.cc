@@ -1,14 +1,14 @@
 // Hand-written traces pin what the reader makes of each construct of the Kineto format.
 #include <gtest/gtest.h>
 
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "test_util.h"
 
 namespace rankscope {
 namespace {
 
 TraceModel Read(const std::string& json, ReaderOptions options = {}) {
-  auto model = ReadKinetoTraceBytes(json, "test.json", options);
+  auto model = ReadTraceBytes(json, "test.json", options);
   EXPECT_TRUE(model.ok()) << model.status().message();
   return model.ok() ? std::move(model).value() : TraceModel{};
 }
@@ -68,7 +68,7 @@ TEST(ReaderTest, ReadsEveryConstruct) {
   EXPECT_EQ(m.slices.ts[0], 100500);
   EXPECT_EQ(m.slices.dur[0], 10250);
   EXPECT_EQ(m.slices.external_id[0], 5);
-  EXPECT_EQ(m.slices.category[1], Category::kCudaRuntime);
+  EXPECT_EQ(m.slices.kind[1], ActivityKind::kRuntimeCall);
   EXPECT_EQ(m.slices.correlation[1], 42);
 
   // The kernel: braces, quotes and commas inside the name must not cut the event.
@@ -100,7 +100,7 @@ TEST(ReaderTest, ReadsEveryConstruct) {
   EXPECT_EQ(ci.seq, 17);
   EXPECT_EQ(m.Str(ci.pg_ranks), "[0, 1, 2, 3]");
 
-  EXPECT_EQ(m.slices.category[5], Category::kPythonFunction);
+  EXPECT_EQ(m.slices.kind[5], ActivityKind::kPythonFrame);
   ASSERT_NE(m.slices.detail[5], kNoDetail);
   EXPECT_EQ(m.python[m.slices.detail[5]].python_id, 2);
   EXPECT_EQ(m.python[m.slices.detail[5]].parent_id, kNoId);
@@ -113,7 +113,7 @@ TEST(ReaderTest, ReadsEveryConstruct) {
   ASSERT_EQ(m.instants.size(), 1u);
   EXPECT_EQ(m.Str(m.instants.name[0]), "Record Window End");
   ASSERT_EQ(m.flows.size(), 2u);
-  EXPECT_EQ(m.flows[0].kind, FlowKind::kCpuToGpu);
+  EXPECT_EQ(m.flows[0].kind, FlowKind::kHostToDevice);
   EXPECT_TRUE(m.flows[1].binds_enclosing);
 
   // Names from metadata.
@@ -191,7 +191,7 @@ TEST(ReaderTest, FieldOrderAndWhitespaceDoNotMatter) {
       "\"tid\":1}]}");
   ASSERT_EQ(m.slices.size(), 2u);
   EXPECT_EQ(m.slices.ts[0], 5000);
-  EXPECT_EQ(m.slices.category[0], Category::kKernel);
+  EXPECT_EQ(m.slices.kind[0], ActivityKind::kDeviceKernel);
   EXPECT_EQ(m.slices.correlation[0], 9);
   EXPECT_EQ(m.tracks[m.slices.track[0]].pid.value, -1);
   EXPECT_EQ(m.slices.ts[1], 10000);
@@ -205,13 +205,13 @@ TEST(ReaderTest, OldCategoryNamesAndStringIds) {
     {"ph":"s","id":4,"pid":1,"tid":1,"ts":1,"cat":"async","name":"launch"},
     {"ph":"f","id":"0x2a","pid":0,"tid":"stream 7","ts":3,"cat":"async_gpu","name":"launch"}]})J");
   ASSERT_EQ(m.slices.size(), 3u);
-  EXPECT_EQ(m.slices.category[0], Category::kCpuOp);
+  EXPECT_EQ(m.slices.kind[0], ActivityKind::kHostOp);
   EXPECT_EQ(m.slices.external_id[0], 3);
-  EXPECT_EQ(m.slices.category[2], Category::kGpuMemset);
+  EXPECT_EQ(m.slices.kind[2], ActivityKind::kDeviceMemset);
   EXPECT_EQ(m.GpuInfo(2)->stream, 7);
-  EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("Operator")], 1u);
+  EXPECT_EQ(m.stats.by_category.at("Operator"), 1u);
   ASSERT_EQ(m.flows.size(), 2u);
-  EXPECT_EQ(m.flows[1].kind, FlowKind::kCpuToGpu);
+  EXPECT_EQ(m.flows[1].kind, FlowKind::kHostToDevice);
   EXPECT_TRUE(m.tracks[m.slices.track[0]].pid.is_string);
 }
 
@@ -221,9 +221,45 @@ TEST(ReaderTest, UnknownCategoriesAndPhasesAreCountedNotLost) {
     {"ph":"C","name":"counter","pid":1,"tid":1,"ts":1,"args":{"v":1}},
     {"ph":"X","name":"no_cat","pid":1,"tid":1,"ts":1,"dur":1}]})J");
   EXPECT_EQ(m.slices.size(), 2u);
-  EXPECT_EQ(m.stats.by_other_category.at("my_cat"), 1u);
+  EXPECT_EQ(m.stats.by_category.at("my_cat"), 1u);
   EXPECT_EQ(m.stats.without_category, 2u);  // the counter has no cat either
   EXPECT_EQ(m.stats.skipped.by_reason.at("unsupported phase \"C\"").count, 1u);
+}
+
+// Device work and host runtime calls of accelerators other than CUDA/ROCm GPUs, under the
+// categories Kineto writes for them, become the same kinds as a GPU's.
+TEST(ReaderTest, OtherAcceleratorCategoriesAreDeviceActivityAndRuntimeCalls) {
+  TraceModel m = Read(R"J({"traceEvents":[
+    {"ph":"X","cat":"mtia_runtime","name":"runFunction - job_prep_and_submit_for_execution","pid":30,"tid":30,"ts":1,"dur":1,"args":{"correlation":5}},
+    {"ph":"X","cat":"mtia_ccp_events","name":"fc-dtype_Float","pid":9,"tid":4,"ts":2,"dur":3,"args":{"correlation":5,"stream":1}},
+    {"ph":"X","cat":"mtia_ccp_events","name":"dma_request","pid":9,"tid":801,"ts":6,"dur":1,"args":{"direction":"DEVICE_TO_HOST","size":16}},
+    {"ph":"X","cat":"mtia_ccp_events","name":"hccl::all_reduce","pid":9,"tid":4,"ts":8,"dur":1,"args":{"stream":1}},
+    {"ph":"X","cat":"xpu_runtime","name":"zeCommandListAppendLaunchKernel","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"xpu_driver","name":"zeEventHostSynchronize","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"privateuse1_runtime","name":"aclrtLaunchKernel","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"privateuse1_driver","name":"drvLaunch","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"hpu_op","name":"synLaunch","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"glow_runtime","name":"glowRun","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"collective_comm","name":"xccl::allreduce","pid":30,"tid":30,"ts":1,"dur":1},
+    {"ph":"X","cat":"xpu_sync","name":"zeEventHostSynchronize","pid":-1,"tid":30,"ts":1,"dur":1}]})J");
+  ASSERT_EQ(m.slices.size(), 12u);
+  const ActivityKind expected[] = {
+      ActivityKind::kRuntimeCall, ActivityKind::kDeviceKernel, ActivityKind::kDeviceMemcpy,
+      ActivityKind::kDeviceKernel, ActivityKind::kRuntimeCall, ActivityKind::kDriverCall,
+      ActivityKind::kRuntimeCall, ActivityKind::kDriverCall, ActivityKind::kRuntimeCall,
+      ActivityKind::kRuntimeCall, ActivityKind::kRuntimeCall,
+      ActivityKind::kOther};  // a host-side XPU sync has no device stream: not interpreted
+  for (size_t i = 0; i < m.slices.size(); ++i) {
+    EXPECT_EQ(m.slices.kind[i], expected[i]) << "slice " << i << ": " << ActivityKindName(m.slices.kind[i]);
+  }
+  ASSERT_NE(m.GpuInfo(1), nullptr);
+  EXPECT_EQ(m.GpuInfo(1)->device, 9);  // the pid
+  EXPECT_EQ(m.GpuInfo(1)->stream, 1);
+  EXPECT_EQ(m.GpuInfo(2)->stream, 801);  // no stream arg: the tid, as for GPUs
+  EXPECT_EQ(m.slices.correlation[1], m.slices.correlation[0]);
+  // The spellings are counted as written.
+  EXPECT_EQ(m.stats.by_category.at("mtia_ccp_events"), 3u);
+  EXPECT_EQ(m.stats.by_category.at("xpu_sync"), 1u);
 }
 
 TEST(ReaderTest, GzipMultiMemberAndTrailingZeros) {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "rankscope/ingest/byte_source.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "test_util.h"
 
 namespace rankscope {
@@ -40,7 +40,7 @@ class RealTraceTest : public ::testing::TestWithParam<Expected> {};
 
 TEST_P(RealTraceTest, CountsMatchSources) {
   const Expected& e = GetParam();
-  auto model = ReadKinetoTrace(testing::TracePath(e.path));
+  auto model = ReadTrace(testing::TracePath(e.path));
   ASSERT_TRUE(model.ok()) << model.status().message();
   const TraceModel& m = *model;
   EXPECT_EQ(m.stats.elements, e.events);
@@ -61,7 +61,7 @@ TEST_P(RealTraceTest, CountsMatchSources) {
 // The same bytes uncompressed, cut into small chunks, give the identical model.
 TEST_P(RealTraceTest, PlainAndSmallChunksGiveTheSameModel) {
   const Expected& e = GetParam();
-  auto gz = ReadKinetoTrace(testing::TracePath(e.path));
+  auto gz = ReadTrace(testing::TracePath(e.path));
   ASSERT_TRUE(gz.ok());
   auto source = OpenTraceFile(testing::TracePath(e.path));
   ASSERT_TRUE(source.ok());
@@ -75,7 +75,7 @@ TEST_P(RealTraceTest, PlainAndSmallChunksGiveTheSameModel) {
   }
   ReaderOptions small;
   small.chunk_bytes = 1000;
-  auto plain = ReadKinetoTraceBytes(json, e.path, small);
+  auto plain = ReadTraceBytes(json, e.path, small);
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_EQ(plain->stats.json_bytes, json.size());
   EXPECT_EQ(plain->slices.ts, gz->slices.ts);
@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, RealTraceTest, ::testing::ValuesIn(kCorpus),
 
 // Spot values read off the files by hand.
 TEST(RealTraceSpotTest, FloatTimestampsRelativeToBase) {
-  auto m = ReadKinetoTrace(testing::TracePath("hta/nccl_2rank_a100/nccl_data.json.gz"));
+  auto m = ReadTrace(testing::TracePath("hta/nccl_2rank_a100/nccl_data.json.gz"));
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->info.base_time_ns, 1711964646000000000);
   // The last event, "Record Window End", "ts": 4458677117099.727
@@ -106,11 +106,11 @@ TEST(RealTraceSpotTest, FloatTimestampsRelativeToBase) {
 }
 
 TEST(RealTraceSpotTest, OldestSchemaStringStreams) {
-  auto m = ReadKinetoTrace(testing::TracePath("kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz"));
+  auto m = ReadTrace(testing::TracePath("kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz"));
   ASSERT_TRUE(m.ok());
   size_t kernels = 0;
   for (size_t i = 0; i < m->slices.size(); ++i) {
-    if (m->slices.category[i] != Category::kKernel) continue;
+    if (m->slices.kind[i] != ActivityKind::kDeviceKernel) continue;
     ++kernels;
     ASSERT_EQ(m->GpuInfo(i)->stream, 7);
     ASSERT_NE(m->slices.correlation[i], kNoId);
@@ -126,9 +126,9 @@ TEST(RealTraceSpotTest, OldestSchemaStringStreams) {
 namespace rankscope {
 namespace {
 
-// Each Kineto variant named in DESIGN.md, pinned on the real trace that shows it.
+// Each Kineto variant of docs/ingestion.md ("Formats read"), pinned on the real trace that shows it.
 TraceModel MustRead(const std::string& relative) {
-  auto m = ReadKinetoTrace(testing::TracePath(relative));
+  auto m = ReadTrace(testing::TracePath(relative));
   EXPECT_TRUE(m.ok()) << m.status().message();
   return m.ok() ? std::move(m).value() : TraceModel{};
 }
@@ -150,25 +150,25 @@ TEST(KinetoVariantsTest, IntegerMicrosecondsAbsolute) {
   TraceModel m = MustRead("kineto/resnet50_workers0/worker0.1623143089861.pt.trace.json.gz");
   EXPECT_EQ(m.slices.ts[0], 1623142623460111000);  // "ts": 1623142623460111
   EXPECT_EQ(m.slices.dur[0], 25000);
-  EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("Operator")], 23646u);
-  EXPECT_EQ(m.stats.by_known_category[FindCategorySpelling("async")], 18192u);
+  EXPECT_EQ(m.stats.by_category.at("Operator"), 23646u);
+  EXPECT_EQ(m.stats.by_category.at("async"), 18192u);
 }
 
 TEST(KinetoVariantsTest, OldCategoryNamesAndLowercaseExternalId) {
   TraceModel m = MustRead("hta/old_cat_names/inference_rank_1.json.gz");
   size_t kernels = 0, runtime = 0;
   for (size_t i = 0; i < m.slices.size(); ++i) {
-    if (m.slices.category[i] == Category::kKernel) {
+    if (m.slices.kind[i] == ActivityKind::kDeviceKernel) {
       ++kernels;
       EXPECT_NE(m.slices.external_id[i], kNoId);  // from "external id"
       EXPECT_NE(m.slices.correlation[i], kNoId);
     }
-    runtime += m.slices.category[i] == Category::kCudaRuntime;
+    runtime += m.slices.kind[i] == ActivityKind::kRuntimeCall;
   }
   EXPECT_EQ(kernels, 4u);
   EXPECT_EQ(runtime, 8u);
   size_t async_gpu = 0;
-  for (const FlowEvent& f : m.flows) async_gpu += f.kind == FlowKind::kCpuToGpu;
+  for (const FlowEvent& f : m.flows) async_gpu += f.kind == FlowKind::kHostToDevice;
   EXPECT_EQ(async_gpu, 8u);
 }
 
@@ -176,15 +176,15 @@ TEST(KinetoVariantsTest, Ac2gAndFwdBwdFlowsAndCollectivesOnKernels) {
   TraceModel m = MustRead("hta/nccl_2rank_a100/nccl_data.json.gz");
   size_t ac2g = 0, fwdbwd = 0;
   for (const FlowEvent& f : m.flows) {
-    ac2g += f.kind == FlowKind::kCpuToGpu;
-    fwdbwd += f.kind == FlowKind::kFwdBwd;
+    ac2g += f.kind == FlowKind::kHostToDevice;
+    fwdbwd += f.kind == FlowKind::kForwardToBackward;
   }
   EXPECT_EQ(ac2g, 8652u + 3862u);
   EXPECT_EQ(fwdbwd, 543u + 543u);
   // Newer traces copy the collective metadata onto the NCCL kernel itself.
   size_t on_kernels = 0;
   for (const CollectiveInfo& c : m.collectives) {
-    if (m.slices.category[c.slice] != Category::kKernel) continue;
+    if (m.slices.kind[c.slice] != ActivityKind::kDeviceKernel) continue;
     ++on_kernels;
     EXPECT_EQ(m.Str(c.pg_desc), "default_pg");
     EXPECT_EQ(c.group_size, 2);
@@ -195,7 +195,7 @@ TEST(KinetoVariantsTest, Ac2gAndFwdBwdFlowsAndCollectivesOnKernels) {
 TEST(KinetoVariantsTest, AsyncCpuToGpuFlowCategory) {
   TraceModel m = MustRead("hta/trace_diff_control_a100/control.json.gz");
   size_t n = 0;
-  for (const FlowEvent& f : m.flows) n += f.kind == FlowKind::kCpuToGpu;
+  for (const FlowEvent& f : m.flows) n += f.kind == FlowKind::kHostToDevice;
   EXPECT_EQ(n, 24692u + 9450u);
 }
 
@@ -222,7 +222,7 @@ TEST(KinetoVariantsTest, CudaSyncEventsAndHipStreams) {
   TraceModel sync = MustRead("hta/cuda_event_sync_a100/event_sync_trace.json.gz");
   int on_stream = 0, off_stream = 0;
   for (size_t i = 0; i < sync.slices.size(); ++i) {
-    if (sync.slices.category[i] != Category::kCudaSync) continue;
+    if (sync.slices.kind[i] != ActivityKind::kDeviceSync) continue;
     (sync.GpuInfo(i)->stream >= 0 ? on_stream : off_stream)++;
   }
   EXPECT_EQ(on_stream, 1);   // Stream Sync on stream 7
@@ -245,7 +245,7 @@ TEST(KinetoVariantsTest, DevicePropertiesAndStringPids) {
 }  // namespace
 }  // namespace rankscope
 
-#include "rankscope/ingest/kineto_reader_impl.h"
+#include "rankscope/ingest/kineto/kineto_reader_impl.h"
 
 namespace rankscope {
 namespace {
@@ -254,12 +254,12 @@ namespace {
 // directly: it must build the same model as the variant this machine picks.
 TEST_P(RealTraceTest, GenericCodePathGivesTheSameModel) {
   const std::string path = testing::TracePath(GetParam().path);
-  auto fast = ReadKinetoTrace(path);
+  auto fast = ReadTrace(path);
   ASSERT_TRUE(fast.ok()) << fast.status().message();
   auto source = OpenTraceFile(path);
   ASSERT_TRUE(source.ok());
   TraceModel generic_model;
-  ASSERT_TRUE(generic::ReadTraceInto(source->get(), ReaderOptions{}, &generic_model).ok());
+  ASSERT_TRUE(kineto::generic::ReadTraceInto(source->get(), ReaderOptions{}, &generic_model).ok());
   EXPECT_EQ(generic_model.stats.elements, fast->stats.elements);
   EXPECT_EQ(generic_model.slices.ts, fast->slices.ts);
   EXPECT_EQ(generic_model.slices.dur, fast->slices.dur);

@@ -481,3 +481,25 @@ TEST(Nvml, NoDriverIsUnavailableNotAnError) {
   EXPECT_NE(service.Metrics().find("rankscope_gpu_available{host=\"h\"} 0\n"), std::string::npos);
   EXPECT_EQ(service.LatestJson()["gpu_available"], 0.0);
 }
+
+// Series of a departed process (labels that are never logged again) are forgotten once no
+// sample of them is left in the ring; the table is bounded besides.
+TEST(TelemetryStore, SeriesWithoutSamplesExpire) {
+  rt::TelemetryStore store({.retention_ns = 10 * kSecond, .max_bytes = 1 << 20});
+  const rt::SeriesId busy = store.series().Intern("rankscope_cpu_busy_ratio", {});
+  for (int i = 0; i < 5; ++i) {
+    const rt::SeriesId gone = store.series().Intern("rankscope_process_threads", {{"rank", "0"}, {"job", fmt::format("j{}", i)}, {"pid", "9"}});
+    store.Publish("proc", i * kSecond, {{busy, 0.5}, {gone, 3}});
+  }
+  EXPECT_EQ(store.series().size(), 6u);
+  for (int i = 5; i < 40; ++i) store.Publish("proc", i * kSecond, {{busy, 0.5}});
+  EXPECT_EQ(store.series().size(), 1u);  // only the live one
+  EXPECT_EQ(store.series().Get(busy)->metric, "rankscope_cpu_busy_ratio");
+
+  rt::SeriesTable small(3);
+  EXPECT_NE(small.Intern("rankscope_cpu_count", {}), rt::kNoSeries);
+  EXPECT_NE(small.Intern("rankscope_cpu_busy_ratio", {}), rt::kNoSeries);
+  EXPECT_NE(small.Intern("rankscope_process_threads", {{"rank", "1"}}), rt::kNoSeries);
+  EXPECT_EQ(small.Intern("rankscope_process_threads", {{"rank", "2"}}), rt::kNoSeries);
+  EXPECT_EQ(small.dropped(), 1u);
+}

@@ -38,8 +38,10 @@ IntervalSet HostCompute(const TraceModel& m, const std::vector<uint32_t>& order)
   const std::vector<uint32_t> comm_tracks = CollectiveTracks(m);
   IntervalSet set;
   const SliceTable& s = m.slices;
+  // At most one interval per CPU op: reserved pages that are never filled cost no memory.
+  set.reserve(static_cast<size_t>(std::count(s.kind.begin(), s.kind.end(), ActivityKind::kHostOp)));
   for (const uint32_t i : order) {  // in start order, so Append builds the union
-    if (s.category[i] != Category::kCpuOp) continue;
+    if (s.kind[i] != ActivityKind::kHostOp) continue;
     if (std::binary_search(comm_tracks.begin(), comm_tracks.end(), s.track[i])) continue;
     set.Append(s.ts[i], s.ts[i] + s.dur[i]);
   }
@@ -109,17 +111,19 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   const std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
   const GpuTimeline timeline = SweepGpuTimeline(acts, w);
   const std::vector<uint32_t> order = SlicesByStart(m);
-  const IntervalSet host_compute = HostCompute(m, order);
   r.has_gpu = !acts.empty();
   FillGpu(acts, timeline, &r.gpu);
+  // The CPU tables first: their per-instance memory is gone before the host compute set (up to
+  // one interval per CPU op) is built, so the two never peak together.
+  r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
+  r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
+  r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows, &r.collector_threads);
+  const IntervalSet host_compute = HostCompute(m, order);
   r.steps = AnalyzeSteps(m, order, steps, w, acts, host_compute);
   r.kernels = BuildKernelTable(m, acts, timeline, w, opt.max_rows);
   r.kernel_names = BuildKernelNameTable(m, acts, timeline, w, opt.max_rows);
   r.kernels_by_op = BuildKernelsByOpTable(m, acts, timeline, w, opt.max_rows);
   r.memory_ops = BuildMemoryOpTable(m, acts, timeline, w, opt.max_rows);
-  r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
-  r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
-  r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows, &r.collector_threads);
   r.host_compute_ns = host_compute.CoveredIn(w.start, w.end);
   AnalyzeCollectives(m, w, {&acts, &timeline, &steps, &host_compute, opt.max_collective_instances}, &r);
   r.idle_by_stream = AnalyzeIdleByStream(m, acts, w, opt.kernel_wait_threshold_ns);

@@ -51,13 +51,13 @@ bool ActivityClassifier::IsCommunicationKernelName(StringId name) {
 
 ActivityClass ActivityClassifier::ClassOf(size_t slice) {
   const SliceTable& s = model_.slices;
-  switch (s.category[slice]) {
-    case Category::kKernel:
+  switch (s.kind[slice]) {
+    case ActivityKind::kDeviceKernel:
       return IsCommunicationKernelName(s.name[slice]) ? ActivityClass::kCommunication : ActivityClass::kCompute;
-    case Category::kGpuMemcpy:
-    case Category::kGpuMemset:
+    case ActivityKind::kDeviceMemcpy:
+    case ActivityKind::kDeviceMemset:
       return ActivityClass::kMemory;
-    case Category::kCudaSync: {
+    case ActivityKind::kDeviceSync: {
       const GpuActivityInfo* g = model_.GpuInfo(slice);
       return g != nullptr && g->stream >= 0 ? ActivityClass::kSync : ActivityClass::kNone;
     }

@@ -69,8 +69,8 @@ class Builder {
       : m_(m), w_(w), in_(in), out_(out) {
     for (size_t k = 0; k < m.collectives.size(); ++k) {
       const CollectiveInfo& c = m.collectives[k];
-      const Category cat = m.slices.category[c.slice];
-      if (!IsGpuActivity(cat) && c.source == CollectiveSource::kArgs && m.slices.external_id[c.slice] != kNoId) {
+      const ActivityKind kind = m.slices.kind[c.slice];
+      if (!IsDeviceActivity(kind) && c.source == CollectiveSource::kArgs && m.slices.external_id[c.slice] != kNoId) {
         by_external_id_.emplace_back(m.slices.external_id[c.slice], static_cast<uint32_t>(k));
       }
     }
@@ -260,8 +260,8 @@ std::vector<CpuCollective> CpuCollectives(const TraceModel& m, const std::vector
       std::any_of(acts.begin(), acts.end(), [](const GpuActivity& a) { return a.cls == ActivityClass::kCommunication; });
   std::vector<CpuCollective> transfers, calls, annotated_calls, c10d;
   for (const CollectiveInfo& c : m.collectives) {
-    const Category cat = m.slices.category[c.slice];
-    if (IsGpuActivity(cat) || cat == Category::kGpuUserAnnotation) continue;
+    const ActivityKind kind = m.slices.kind[c.slice];
+    if (IsDeviceActivity(kind) || kind == ActivityKind::kDeviceAnnotation) continue;
     std::string op = CanonicalCollectiveName(m.Str(c.collective_name));
     if (op == "wait") continue;  // c10d's Work::wait, not a collective
     const std::string_view name = m.Str(m.slices.name[c.slice]);
@@ -286,7 +286,7 @@ std::vector<CpuCollective> CpuCollectives(const TraceModel& m, const std::vector
   if (has_comm_kernels) return {};
   const SliceTable& s = m.slices;
   for (uint32_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] != Category::kCpuOp) continue;
+    if (s.kind[i] != ActivityKind::kHostOp) continue;
     std::string op = C10dOp(m.Str(s.name[i]));
     if (!op.empty()) c10d.push_back({i, nullptr, std::move(op), CpuRecord::kCall});
   }
@@ -358,7 +358,7 @@ double CommunicationExposedNs(const RankSummary& r) {
 std::vector<uint32_t> CollectiveTracks(const TraceModel& m) {
   std::vector<uint32_t> tracks;
   for (const CollectiveInfo& c : m.collectives) {
-    if (c.source == CollectiveSource::kAnnotationShape && m.slices.category[c.slice] != Category::kGpuUserAnnotation &&
+    if (c.source == CollectiveSource::kAnnotationShape && m.slices.kind[c.slice] != ActivityKind::kDeviceAnnotation &&
         CpuBackendAnnotation(m.Str(m.slices.name[c.slice]))) {
       tracks.push_back(m.slices.track[c.slice]);
     }

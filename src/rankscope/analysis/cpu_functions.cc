@@ -18,9 +18,9 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
   constexpr uint32_t kNew = 0xFFFFFFFFu;
   std::vector<uint32_t> row_of_name(m.strings.size(), kNew);  // StringIds are dense
   std::vector<FunctionStat> rows;
-  std::vector<FunctionSample> samples;
+  FunctionAccumulator acc(w, busy);  // `order` is by start: instances come in start order
   for (const uint32_t i : order) {
-    if (!pick(s.category[i])) continue;
+    if (!pick(s.kind[i])) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
     if (!w.Touches(start, end)) continue;
     uint32_t& row = row_of_name[s.name[i]];
@@ -29,9 +29,9 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
       row = static_cast<uint32_t>(rows.size());
       rows.push_back(FunctionStat{.name = std::string(m.Str(s.name[i]))});
     }
-    samples.push_back({row, start, end, 0});
+    acc.Add(row, start, end);
   }
-  AggregateSamples(samples, w, BottleneckRule::kStackWhileGpuIdle, busy, rows);
+  acc.Finish(rows);
   FunctionTable table = FinishTable(std::move(rows), max_rows, w.length());
   for (FunctionStat& r : table.rows) r.wait = IsWaitFunction(kind, r.name);
   return table;
@@ -43,11 +43,11 @@ std::vector<uint32_t> CollectorTracks(const TraceModel& m) {
   std::vector<bool> checked(m.strings.size(), false);
   const SliceTable& s = m.slices;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] != Category::kPythonFunction || checked[s.name[i]]) continue;
+    if (s.kind[i] != ActivityKind::kPythonFrame || checked[s.name[i]]) continue;
     checked[s.name[i]] = true;
     if (!IsCollectorThreadFrame(m.Str(s.name[i]))) continue;
     for (size_t j = 0; j < s.size(); ++j) {  // rare: one name, usually one instance
-      if (s.category[j] == Category::kPythonFunction && s.name[j] == s.name[i]) tracks.push_back(s.track[j]);
+      if (s.kind[j] == ActivityKind::kPythonFrame && s.name[j] == s.name[i]) tracks.push_back(s.track[j]);
     }
   }
   std::sort(tracks.begin(), tracks.end());
@@ -90,7 +90,7 @@ std::vector<uint32_t> PathNodes(const TraceModel& m, PathTrie& trie) {
   const SliceTable& s = m.slices;
   std::vector<std::pair<int64_t, uint32_t>> by_id;  // Python id -> slice
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] == Category::kPythonFunction && s.detail[i] != kNoDetail && m.python[s.detail[i]].python_id != kNoId) {
+    if (s.kind[i] == ActivityKind::kPythonFrame && s.detail[i] != kNoDetail && m.python[s.detail[i]].python_id != kNoId) {
       by_id.emplace_back(m.python[s.detail[i]].python_id, static_cast<uint32_t>(i));
     }
   }
@@ -103,7 +103,7 @@ std::vector<uint32_t> PathNodes(const TraceModel& m, PathTrie& trie) {
   std::vector<uint32_t> node(m.python.size(), kUnset);
   std::vector<uint32_t> chain;  // frames whose node is not known yet, leaf first
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] != Category::kPythonFunction || s.detail[i] == kNoDetail) continue;
+    if (s.kind[i] != ActivityKind::kPythonFrame || s.detail[i] == kNoDetail) continue;
     chain.clear();
     int64_t cur = static_cast<int64_t>(i);
     // Walk up until a frame with a known node or a root; a cycle in corrupt ids stops at depth.
@@ -140,14 +140,15 @@ std::string ThreadLabel(const TraceModel& m, uint32_t track) {
 FunctionTable BuildRuntimeCallTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                                     const IntervalSet& busy, size_t max_rows) {
   return ByName(m, order, w, busy, max_rows, FunctionTableKind::kRuntimeCall,
-                [](Category c) { return c == Category::kCudaRuntime || c == Category::kCudaDriver; },
+                [](ActivityKind c) { return c == ActivityKind::kRuntimeCall || c == ActivityKind::kDriverCall; },
                 [](StringId) { return false; });
 }
 
 FunctionTable BuildCpuOpTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                               const IntervalSet& busy, size_t max_rows) {
   // 2021 traces file ProfilerStep#N under "Operator": it is the step, not an op.
-  return ByName(m, order, w, busy, max_rows, FunctionTableKind::kCpuOp, [](Category c) { return c == Category::kCpuOp; },
+  return ByName(m, order, w, busy, max_rows, FunctionTableKind::kCpuOp,
+                [](ActivityKind c) { return c == ActivityKind::kHostOp; },
                 [&](StringId name) { return m.Str(name).starts_with("ProfilerStep#"); });
 }
 
@@ -161,19 +162,19 @@ FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32
   const SliceTable& s = m.slices;
   std::unordered_map<uint64_t, uint32_t> ids;  // (path node, track) -> row
   std::vector<std::pair<uint32_t, uint32_t>> keys;  // row -> (node, track)
-  std::vector<FunctionSample> samples;
+  FunctionAccumulator acc(w, busy);  // `order` is by start: instances come in start order
   for (const uint32_t i : order) {
-    if (s.category[i] != Category::kPythonFunction || s.detail[i] == kNoDetail) continue;
+    if (s.kind[i] != ActivityKind::kPythonFrame || s.detail[i] == kNoDetail) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
     if (!w.Touches(start, end) || node[s.detail[i]] >= PathTrie::kRoot - 1) continue;
     if (std::binary_search(collector.begin(), collector.end(), s.track[i])) continue;
     const uint64_t key = (static_cast<uint64_t>(node[s.detail[i]]) << 32) | s.track[i];
     auto [it, inserted] = ids.try_emplace(key, static_cast<uint32_t>(keys.size()));
     if (inserted) keys.emplace_back(node[s.detail[i]], s.track[i]);
-    samples.push_back({it->second, start, end, 0});
+    acc.Add(it->second, start, end);
   }
   std::vector<FunctionStat> rows(keys.size());
-  AggregateSamples(samples, w, BottleneckRule::kStackWhileGpuIdle, busy, rows);
+  acc.Finish(rows);
   // Names are long: build them only for the rows that survive the cap.
   for (size_t k = 0; k < rows.size(); ++k) rows[k].detail = std::to_string(k);
   FunctionTable table = FinishTable(std::move(rows), max_rows, w.length());

@@ -10,14 +10,14 @@ namespace {
 
 constexpr size_t kMinDerivedSteps = 2;
 
-bool IsCpuMarker(Category c) { return c == Category::kUserAnnotation || c == Category::kCpuOp; }
+bool IsCpuMarker(ActivityKind k) { return k == ActivityKind::kAnnotation || k == ActivityKind::kHostOp; }
 
 // The CPU-side slices whose name starts with `prefix`, on the track that has most of them.
 std::vector<uint32_t> MarkersOnMainTrack(const TraceModel& m, std::string_view prefix) {
   const SliceTable& s = m.slices;
   std::map<uint32_t, std::vector<uint32_t>> by_track;
   for (uint32_t i = 0; i < s.size(); ++i) {
-    if (IsCpuMarker(s.category[i]) && m.Str(s.name[i]).starts_with(prefix)) by_track[s.track[i]].push_back(i);
+    if (IsCpuMarker(s.kind[i]) && m.Str(s.name[i]).starts_with(prefix)) by_track[s.track[i]].push_back(i);
   }
   std::vector<uint32_t> best;
   for (auto& [track, v] : by_track) {
@@ -66,7 +66,7 @@ std::vector<uint32_t> RepeatingPattern(const TraceModel& m, std::string* name) {
   const SliceTable& s = m.slices;
   std::map<uint32_t, size_t> ops_per_track;
   for (uint32_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] == Category::kCpuOp) ++ops_per_track[s.track[i]];
+    if (s.kind[i] == ActivityKind::kHostOp) ++ops_per_track[s.track[i]];
   }
   if (ops_per_track.empty()) return {};
   const uint32_t track =
@@ -74,7 +74,7 @@ std::vector<uint32_t> RepeatingPattern(const TraceModel& m, std::string* name) {
           ->first;
   std::vector<uint32_t> on_track;
   for (uint32_t i = 0; i < s.size(); ++i) {
-    if (s.track[i] == track && IsCpuMarker(s.category[i])) on_track.push_back(i);
+    if (s.track[i] == track && IsCpuMarker(s.kind[i])) on_track.push_back(i);
   }
   std::sort(on_track.begin(), on_track.end(), [&](uint32_t a, uint32_t b) {
     return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : s.dur[a] > s.dur[b];

@@ -82,6 +82,43 @@ void AggregateSamples(std::vector<FunctionSample>& samples, const Window& w, Bot
   }
 }
 
+void FunctionAccumulator::CloseRun(State& s) const {
+  const int64_t a = std::max(s.run_start, w_.start), b = std::min(s.run_end, w_.end);
+  if (b > a) s.idle += static_cast<double>((b - a) - busy_.CoveredInFrom(a, b, &s.cursor));
+}
+
+void FunctionAccumulator::Add(uint32_t key, int64_t start, int64_t end) {
+  if (key >= states_.size()) states_.resize(key + 1);
+  State& s = states_[key];
+  // As StackTimeWhileIdle, one instance at a time.
+  if (start > s.run_end) {
+    CloseRun(s);
+    s.run_start = start;
+    s.run_end = end;
+  } else {
+    s.run_end = std::max(s.run_end, end);
+  }
+  s.in_window += w_.Clip(start, end);
+  if (w_.Contains(start)) s.durations.push_back(end - start);
+}
+
+void FunctionAccumulator::Finish(std::vector<FunctionStat>& rows) {
+  for (size_t k = 0; k < states_.size(); ++k) {
+    State& s = states_[k];
+    CloseRun(s);
+    FunctionStat& row = rows[k];
+    row.in_window_ns += s.in_window;
+    row.bottleneck_ns = s.idle;
+    const DurationStats d = Summarize(s.durations);
+    row.count = d.count;
+    row.total_ns = d.total;
+    row.median_ns = d.median;
+    row.p99_ns = d.p99;
+    row.max_ns = d.max;
+    std::vector<int64_t>().swap(s.durations);  // freed as soon as summarized
+  }
+}
+
 FunctionTable FinishTable(std::vector<FunctionStat> rows, size_t max_rows, int64_t window_ns) {
   FunctionTable table;
   std::erase_if(rows, [](const FunctionStat& r) { return r.count == 0 && r.in_window_ns == 0; });

@@ -30,6 +30,33 @@ enum class BottleneckRule : uint8_t {
 void AggregateSamples(std::vector<FunctionSample>& samples, const Window& window, BottleneckRule rule,
                       const IntervalSet& gpu_busy, std::vector<FunctionStat>& rows);
 
+// The same statistics for a CPU-side table (BottleneckRule::kStackWhileGpuIdle), computed while
+// the instances arrive in start order (the CPU tables walk the slices by start, `order`): per
+// function only the durations of its instances in W are kept (8 bytes each) instead of whole
+// samples, so that a trace of 10 M tiny CPU ops does not hold a second copy of them.
+class FunctionAccumulator {
+ public:
+  FunctionAccumulator(const Window& window, const IntervalSet& gpu_busy) : w_(window), busy_(gpu_busy) {}
+  // The instances of one key must come in start order; keys may interleave.
+  void Add(uint32_t key, int64_t start, int64_t end);
+  // Fills count/total/median/p99/max/in_window/bottleneck of rows[key] (rows.size() >= keys).
+  void Finish(std::vector<FunctionStat>& rows);
+
+ private:
+  struct State {
+    int64_t run_start = 0, run_end = INT64_MIN;  // the current union of overlapping instances
+    size_t cursor = 0;                           // into the GPU busy set (runs come in time order)
+    double idle = 0;                             // |union ∩ W ∖ busy| of the runs closed so far
+    int64_t in_window = 0;
+    std::vector<int64_t> durations;              // of the instances that start in W
+  };
+  void CloseRun(State& s) const;
+
+  const Window& w_;
+  const IntervalSet& busy_;
+  std::vector<State> states_;
+};
+
 // Drops rows without instances in W, sorts worst first (bottleneck, in-window time, name) and
 // keeps the `max_rows` worst plus every row with at least kKeepShare x `window_ns` in the window
 // (at most kMaxKeptRows in all), counting the rest (definitions.h).

@@ -7,8 +7,8 @@ namespace rankscope {
 LaunchIndex::LaunchIndex(const TraceModel& m) {
   const SliceTable& s = m.slices;
   for (size_t i = 0; i < s.size(); ++i) {
-    const Category c = s.category[i];
-    if ((c == Category::kCudaRuntime || c == Category::kCudaDriver) && s.correlation[i] != kNoId) {
+    const ActivityKind c = s.kind[i];
+    if ((c == ActivityKind::kRuntimeCall || c == ActivityKind::kDriverCall) && s.correlation[i] != kNoId) {
       by_correlation_.emplace_back(s.correlation[i], static_cast<uint32_t>(i));
     }
   }

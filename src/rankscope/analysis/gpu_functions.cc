@@ -101,7 +101,7 @@ FunctionTable BuildKernelsByOpTable(const TraceModel& m, const std::vector<GpuAc
   std::vector<std::pair<int64_t, StringId>> op_of;  // External id -> CPU op name
   const SliceTable& s = m.slices;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] == Category::kCpuOp && s.external_id[i] != kNoId) op_of.emplace_back(s.external_id[i], s.name[i]);
+    if (s.kind[i] == ActivityKind::kHostOp && s.external_id[i] != kNoId) op_of.emplace_back(s.external_id[i], s.name[i]);
   }
   std::sort(op_of.begin(), op_of.end());
   return KernelsBy(m, acts, t, w, max_rows, [&](const GpuActivity& a) {

@@ -25,6 +25,12 @@ class IntervalSet {
   // Adds [start, end) after everything already in the set (start >= the current end is not
   // required: touching or overlapping the last interval extends it). For sweeps in time order.
   void Append(int64_t start, int64_t end);
+  // Room for `n` intervals: a sweep that knows an upper bound avoids the copies (and the
+  // doubled peak memory) of growing.
+  void reserve(size_t n) {
+    intervals_.reserve(n);
+    prefix_.reserve(n);
+  }
 
   int64_t Length() const { return prefix_.empty() ? 0 : prefix_.back(); }
   bool empty() const { return intervals_.empty(); }

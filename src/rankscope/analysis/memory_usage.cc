@@ -35,7 +35,7 @@ std::vector<OpAllocation> Allocators(const TraceModel& m, const Window& w, size_
   const SliceTable& s = m.slices;
   std::vector<Op> ops;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] == Category::kCpuOp) ops.push_back({s.track[i], s.ts[i], s.ts[i] + s.dur[i], s.name[i]});
+    if (s.kind[i] == ActivityKind::kHostOp) ops.push_back({s.track[i], s.ts[i], s.ts[i] + s.dur[i], s.name[i]});
   }
   // Outer ops first at equal start, so the stack nests.
   std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) {

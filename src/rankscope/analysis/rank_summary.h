@@ -1,7 +1,7 @@
 // RankSummary: everything rankscope keeps about one rank after analysing its trace (the "map"
-// output of DESIGN.md's data flow). The trace model is dropped once this exists, so the summary
-// is bounded: tables keep their worst rows (kDefaultMaxRows) plus every row above 0.1 % of the
-// window, at most kMaxKeptRows (definitions.h), and count the rest.
+// output of the data flow, docs/architecture.md). The trace model is dropped once this exists, so
+// the summary is bounded: tables keep their worst rows (kDefaultMaxRows) plus every row above
+// 0.1 % of the window, at most kMaxKeptRows (definitions.h), and count the rest.
 //
 // Cluster diagnosis reduces over these summaries. What it can rely on:
 //  - steps: per-step absolute start/end (ns since the unix epoch), CPU and GPU phase times,

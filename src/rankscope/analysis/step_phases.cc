@@ -12,13 +12,13 @@ bool EndsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
-Marker MarkerOf(Category c, std::string_view name) {
-  if (c == Category::kPythonFunction) return StartsWith(name, "nn.Module: ") ? Marker::kForward : Marker::kNone;
-  if (c != Category::kUserAnnotation && c != Category::kCpuOp) return Marker::kNone;
+Marker MarkerOf(ActivityKind c, std::string_view name) {
+  if (c == ActivityKind::kPythonFrame) return StartsWith(name, "nn.Module: ") ? Marker::kForward : Marker::kNone;
+  if (c != ActivityKind::kAnnotation && c != ActivityKind::kHostOp) return Marker::kNone;
   if (StartsWith(name, "Optimizer.step#") || StartsWith(name, "Optimizer.zero_grad#")) return Marker::kOptimizer;
   if (StartsWith(name, "enumerate(DataLoader)#")) return Marker::kData;
   if (StartsWith(name, "autograd::engine::evaluate_function: ") || name == "## backward ##") return Marker::kBackward;
-  if (name == "## forward ##" || (c == Category::kUserAnnotation && EndsWith(name, ".forward"))) return Marker::kForward;
+  if (name == "## forward ##" || (c == ActivityKind::kAnnotation && EndsWith(name, ".forward"))) return Marker::kForward;
   return Marker::kNone;
 }
 
@@ -42,7 +42,7 @@ std::vector<MarkerSpan> CollectMarkers(const TraceModel& m, const std::vector<ui
   for (uint32_t i : m.forward_ops) autograd[i] = Marker::kForward;
   for (uint32_t i : m.backward_ops) autograd[i] = Marker::kBackward;
   for (const uint32_t i : order) {
-    Marker k = MarkerOf(s.category[i], m.Str(s.name[i]));
+    Marker k = MarkerOf(s.kind[i], m.Str(s.name[i]));
     if (k == Marker::kNone) k = autograd[i];
     if (k != Marker::kNone) out.push_back({s.ts[i], s.ts[i] + s.dur[i], k});
   }

@@ -1,17 +1,16 @@
 #include "rankscope/analysis/window.h"
 
 #include <algorithm>
-#include <charconv>
 #include <unordered_set>
+
+#include "rankscope/base/parse_int.h"
 
 namespace rankscope {
 namespace {
 
-bool IsCpuSide(Category c) {
-  return c == Category::kCpuOp || c == Category::kUserAnnotation || c == Category::kPythonFunction ||
-         c == Category::kCudaRuntime || c == Category::kCudaDriver || c == Category::kNone ||
-         c == Category::kOther;
-}
+// The CPU span falls back on every host event, and on events of no or unknown kind: a trace
+// without steps or device activity may have little else.
+bool InCpuSpan(ActivityKind k) { return IsHostActivity(k) || k == ActivityKind::kNone || k == ActivityKind::kOther; }
 
 // Span of the slices `pick` accepts; nullopt when there are none.
 template <typename Pick>
@@ -24,13 +23,6 @@ std::optional<std::pair<int64_t, int64_t>> SpanOf(const TraceModel& m, Pick pick
   }
   if (lo > hi) return std::nullopt;
   return std::make_pair(lo, hi);
-}
-
-std::optional<int64_t> ParseInt(std::string_view text) {
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return v;
 }
 
 StatusOr<Window> StepsWindow(const std::vector<ProfilerStep>& steps, const WindowRequest& r) {
@@ -69,8 +61,8 @@ std::vector<ProfilerStep> FindProfilerSteps(const TraceModel& m) {
   std::vector<ProfilerStep> steps;
   const SliceTable& s = m.slices;
   for (size_t i = 0; i < s.size(); ++i) {
-    const Category c = s.category[i];
-    if (c != Category::kUserAnnotation && c != Category::kCpuOp) continue;  // 2021 traces: Operator
+    const ActivityKind c = s.kind[i];
+    if (c != ActivityKind::kAnnotation && c != ActivityKind::kHostOp) continue;  // 2021 traces: Operator
     if (auto n = ProfilerStepNumber(m.Str(s.name[i]))) {
       steps.push_back({*n, s.ts[i], s.ts[i] + s.dur[i], s.track[i]});
     }
@@ -82,7 +74,7 @@ std::vector<ProfilerStep> FindProfilerSteps(const TraceModel& m) {
   return steps;
 }
 
-const char* WindowModeName(WindowMode mode) {
+std::string_view WindowModeName(WindowMode mode) {
   switch (mode) {
     case WindowMode::kSteps: return "steps";
     case WindowMode::kGpuSpan: return "gpu_span";
@@ -132,7 +124,7 @@ StatusOr<Window> SelectWindow(const TraceModel& m, const std::vector<ProfilerSte
   if (r.kind != Kind::kCpu && gpu && gpu->second > gpu->first) {
     return Window{gpu->first, gpu->second, WindowMode::kGpuSpan};
   }
-  auto cpu = SpanOf(m, [&](size_t i) { return IsCpuSide(s.category[i]); });
+  auto cpu = SpanOf(m, [&](size_t i) { return InCpuSpan(s.kind[i]); });
   if (!cpu || cpu->second <= cpu->first) return InvalidArgument("the trace has no timed events to analyse");
   return Window{cpu->first, cpu->second, WindowMode::kCpuSpan};
 }

@@ -30,7 +30,7 @@ std::optional<int64_t> ProfilerStepNumber(std::string_view name);
 std::vector<ProfilerStep> FindProfilerSteps(const TraceModel& model);
 
 enum class WindowMode : uint8_t { kSteps, kGpuSpan, kCpuSpan, kExplicit };
-const char* WindowModeName(WindowMode mode);
+std::string_view WindowModeName(WindowMode mode);  // "steps", "gpu_span", "cpu_span", "explicit"
 
 struct Window {
   int64_t start = 0;

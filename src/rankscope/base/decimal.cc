@@ -160,7 +160,7 @@ NumberError ParseScaledDecimal(std::string_view text, int scale_digits, int64_t*
   return NumberError::kOk;
 }
 
-const char* NumberErrorName(NumberError e) {
+std::string_view NumberErrorName(NumberError e) {
   switch (e) {
     case NumberError::kOk: return "ok";
     case NumberError::kNotANumber: return "not a number";

@@ -25,6 +25,6 @@ inline NumberError ParseMicrosToNanos(std::string_view text, int64_t* out) {
   return ParseScaledDecimal(text, 3, out);
 }
 
-const char* NumberErrorName(NumberError e);
+std::string_view NumberErrorName(NumberError e);
 
 }  // namespace rankscope

@@ -2,7 +2,7 @@
 
 namespace rankscope {
 
-const char* StatusCodeName(StatusCode code) {
+std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
     case StatusCode::kOk: return "ok";
     case StatusCode::kInvalidArgument: return "invalid argument";

@@ -7,6 +7,7 @@
 
 #include <cassert>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -26,7 +27,7 @@ enum class StatusCode {
   kInternal,
 };
 
-const char* StatusCodeName(StatusCode code);
+std::string_view StatusCodeName(StatusCode code);
 
 class [[nodiscard]] Status {
  public:

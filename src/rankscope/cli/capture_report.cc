@@ -13,8 +13,10 @@ CaptureOutcome Summarize(std::vector<HostReply> replies) {
   for (const auto& r : replies) {
     if (!r.status.ok()) continue;
     // "saved": the daemon has also written the telemetry sidecar and the manifest (daemons
-    // older than the field do not say; then finished is all there is).
-    o.all_finished &= r.body.value("finished", false) && r.body.value("saved", true);
+    // older than the field do not say; then finished is all there is). A daemon that stopped
+    // answering will not finish anything: waiting for it is over.
+    const bool lost = r.body.contains("daemon_lost");
+    o.all_finished &= lost || (r.body.value("finished", false) && r.body.value("saved", true));
     for (const auto& t : r.body["targets"]) {
       ++o.expected;
       if (t.value("state", "") == "done") {
@@ -37,9 +39,16 @@ CaptureOutcome WaitForCapture(const DaemonClient& client, const std::string& id,
     if (o.all_finished || std::chrono::steady_clock::now() >= deadline) return o;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     // Only hosts that accepted the capture are asked again; a host that refused keeps its error.
+    // A host that accepted and then stops answering (its daemon was killed) keeps the last state
+    // it reported, marked as lost.
     auto polled = client.CallEach([&](size_t) { return "/v1/captures/" + id; });
     for (size_t i = 0; i < latest.size(); ++i) {
-      if (latest[i].status.ok()) latest[i] = std::move(polled[i]);
+      if (!latest[i].status.ok() || latest[i].body.contains("daemon_lost")) continue;
+      if (polled[i].status.ok()) {
+        latest[i] = std::move(polled[i]);
+      } else {
+        latest[i].body["daemon_lost"] = polled[i].status.message();
+      }
     }
   }
 }
@@ -51,6 +60,10 @@ void PrintCaptureReport(const CaptureOutcome& o, const std::string& what, bool w
       continue;
     }
     const auto& c = r.body;
+    if (c.contains("daemon_lost")) {
+      fmt::print("{}: the daemon stopped answering while the {} ran ({}); its last known state:\n", r.host.Label(),
+                 what, c["daemon_lost"].get<std::string>());
+    }
     fmt::print("{}: {} {} of job {} -> {}\n", r.host.Label(), what, c.value("id", ""), c.value("job", ""),
                c.value("dir", ""));
     for (const auto& t : c["targets"]) {

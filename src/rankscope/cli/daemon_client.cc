@@ -3,11 +3,11 @@
 #include <httplib.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstdlib>
 #include <fstream>
 
 #include "rankscope/base/parallel_for.h"
+#include "rankscope/base/parse_int.h"
 
 namespace rankscope::cli {
 
@@ -26,12 +26,9 @@ StatusOr<DaemonHost> ParseHost(const std::string& text, int default_port) {
   h.port = default_port;
   std::string s = text;
   if (size_t colon = s.rfind(':'); colon != std::string::npos && s.find(':') == colon) {
-    int port = 0;
-    auto [p, ec] = std::from_chars(s.data() + colon + 1, s.data() + s.size(), port);
-    if (ec != std::errc() || p != s.data() + s.size() || port <= 0 || port > 65535) {
-      return InvalidArgument("bad port in '{}'", text);
-    }
-    h.port = port;
+    const std::optional<int64_t> port = ParseInt(std::string_view(s).substr(colon + 1));
+    if (!port || *port <= 0 || *port > 65535) return InvalidArgument("bad port in '{}'", text);
+    h.port = static_cast<int>(*port);
     s = s.substr(0, colon);
   }
   if (s.empty()) return InvalidArgument("empty host in '{}'", text);

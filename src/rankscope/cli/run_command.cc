@@ -1,6 +1,6 @@
 // `rankscope run [options] -- <command ...>`: runs a training command with the zero-code
-// collector injected. The work is done by the Python module rankscope.run (it must run in the
-// job's own Python environment); this execs it.
+// collector injected. The work is done by the Python module rankscope.run, run by the Python
+// rankscope was installed into (see JobPython); this execs it.
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -19,16 +19,35 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
+std::filesystem::path SelfDir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : exe.parent_path();
+}
+
 // The rankscope Python package beside a build tree (<repo>/python), for running from a
 // checkout; an installed package needs nothing.
 std::string PackageDirNearBinary() {
   std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  for (auto dir = exe.parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
+  for (auto dir = SelfDir(); dir.has_relative_path(); dir = dir.parent_path()) {
     if (std::filesystem::exists(dir / "python/rankscope/run.py", ec)) return (dir / "python").string();
   }
   return "";
+}
+
+// The Python rankscope was installed into: pip puts the `rankscope` executable into the scripts
+// directory of its environment (a virtual environment's bin/), beside that environment's
+// python3. Called by that path, the interpreter finds the environment and the package; the
+// system's python3 would not ("No module named 'rankscope'"). RANKSCOPE_PYTHON overrides;
+// without either, python3 from PATH.
+std::string JobPython() {
+  if (const char* env = std::getenv("RANKSCOPE_PYTHON"); env && *env) return env;
+  const std::filesystem::path dir = SelfDir();
+  for (const char* name : {"python3", "python"}) {
+    const std::filesystem::path candidate = dir / name;
+    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "python3";
 }
 
 int RunRun(const RunOptions& opt) {
@@ -36,8 +55,7 @@ int RunRun(const RunOptions& opt) {
     fmt::print(stderr, "rankscope run: give the command after --, e.g. rankscope run -- torchrun --nproc_per_node=4 train.py\n");
     return 2;
   }
-  const char* env_python = std::getenv("RANKSCOPE_PYTHON");
-  const std::string python = env_python && *env_python ? env_python : "python3";
+  const std::string python = JobPython();
   if (std::string pkg = PackageDirNearBinary(); !pkg.empty()) {
     const char* old = std::getenv("PYTHONPATH");
     setenv("PYTHONPATH", (old && *old ? pkg + ":" + old : pkg).c_str(), 1);

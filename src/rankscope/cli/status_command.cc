@@ -3,6 +3,7 @@
 
 #include "rankscope/cli/commands.h"
 #include "rankscope/cli/daemon_client.h"
+#include "rankscope/report/text_format.h"
 
 namespace rankscope::cli {
 namespace {
@@ -12,11 +13,7 @@ struct ListOptions {
   bool json = false;
 };
 
-std::string Bytes(uint64_t b) {
-  if (b >= (1ull << 30)) return fmt::format("{:.1f} GiB", b / double(1ull << 30));
-  if (b >= (1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
-  return fmt::format("{:.1f} KiB", b / 1024.0);
-}
+std::string Bytes(uint64_t b) { return FormatByteCount(static_cast<int64_t>(b)); }
 
 int Finish(const std::vector<HostReply>& replies, bool json, const std::function<void(const HostReply&)>& print) {
   int failures = 0;

@@ -1,8 +1,8 @@
-// Cluster diagnosis: the reduce step of DESIGN.md's data flow. From the per-rank summaries alone
-// (the traces are gone by now) it matches collectives across ranks, estimates clock offsets,
-// measures who arrives last, compares every rank's step, phases and functions with its peers',
-// and turns what stands out into ranked findings with a what-if cost. Each stage is its own
-// file in this folder; this one runs them in order.
+// Cluster diagnosis: the reduce step of the data flow (docs/architecture.md, docs/cluster.md).
+// From the per-rank summaries alone (the traces are gone by now) it matches collectives across
+// ranks, estimates clock offsets, measures who arrives last, compares every rank's step, phases
+// and functions with its peers', and turns what stands out into ranked findings with a what-if
+// cost. Each stage is its own file in this folder; this one runs them in order.
 #pragma once
 
 #include <string>

@@ -1,22 +1,26 @@
 #include "rankscope/cluster/host_map.h"
 
-#include <charconv>
 #include <fstream>
 #include <sstream>
+
+#include "rankscope/base/parse_int.h"
 
 namespace rankscope {
 namespace {
 
-bool ParseInt(std::string_view s, int64_t* out) {
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && end == s.data() + s.size() && *out >= 0;
+// A rank: an integer >= 0.
+bool ParseRank(std::string_view s, int64_t* out) {
+  const std::optional<int64_t> rank = ParseInt(s);
+  if (!rank || *rank < 0) return false;
+  *out = *rank;
+  return true;
 }
 
 // "7" or "0-7" -> [first, last].
 bool ParseRankRange(std::string_view s, int64_t* first, int64_t* last) {
   const size_t dash = s.find('-');
-  if (dash == std::string_view::npos) return ParseInt(s, first) && (*last = *first, true);
-  return ParseInt(s.substr(0, dash), first) && ParseInt(s.substr(dash + 1), last) && *first <= *last;
+  if (dash == std::string_view::npos) return ParseRank(s, first) && (*last = *first, true);
+  return ParseRank(s.substr(0, dash), first) && ParseRank(s.substr(dash + 1), last) && *first <= *last;
 }
 
 }  // namespace

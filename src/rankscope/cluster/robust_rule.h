@@ -1,4 +1,4 @@
-// The robust cross-rank outlier rule of DESIGN.md ("Cluster diagnosis"): median and MAD of a
+// The robust cross-rank outlier rule of docs/cluster.md: median and MAD of a
 // metric over ranks, and "abnormal" = more than k·1.4826·MAD and more than a relative margin
 // above (or, for two-sided metrics, away from) the median.
 //

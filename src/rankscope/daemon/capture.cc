@@ -47,7 +47,8 @@ nlohmann::json ToJson(const Capture& c, const std::string& host) {
   nlohmann::json j = {{"id", c.id}, {"kind", c.kind == Capture::Kind::kTrace ? "trace" : "snapshot"},
                       {"host", host}, {"job", c.job}, {"reason", c.reason}, {"dir", c.dir.string()},
                       {"created_unix_ms", c.created_unix_ms}, {"finished", c.finished()}, {"saved", c.saved},
-                      {"produced", done}, {"targets", targets}, {"notes", c.notes}};
+                      {"produced", done}, {"targets", targets}, {"notes", c.notes}, {"save_errors", c.save_errors}};
+  if (c.saved) j["disk_budget"] = ToJson(c.eviction);
   j["spec"] = c.kind == Capture::Kind::kTrace ? ToJson(c.trace) : ToJson(c.snapshot);
   return j;
 }

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "rankscope/daemon/capture_spec.h"
+#include "rankscope/daemon/dir_handle.h"
+#include "rankscope/daemon/output_dir.h"
 #include "rankscope/daemon/process_registry.h"
 
 namespace rankscope::daemon {
@@ -25,6 +27,7 @@ const char* TargetStateName(TargetState s);
 
 struct CaptureTarget {
   int32_t pid = 0;
+  uint64_t start_ticks = 0;        // with the pid, the process (to see that it exited)
   int32_t rank = -1;
   ClientKind via = kTrackerClient;
   TargetState state = TargetState::kWaiting;
@@ -42,6 +45,8 @@ struct CaptureTarget {
   // rank<R>, or pid<P> for a process without a rank; files are <base>.pt.trace.json.gz and
   // <base>.stacks.txt (never *.json for anything but traces: the reader takes those as traces).
   std::string BaseName() const;
+  std::string TraceFileName() const { return BaseName() + ".pt.trace.json.gz"; }
+  std::string StacksFileName() const { return BaseName() + ".stacks.txt"; }
 };
 
 struct Capture {
@@ -51,6 +56,7 @@ struct Capture {
   std::string job;
   std::string reason = "request";   // "request" or why the auto-trigger fired
   std::filesystem::path dir;
+  FileOwner owner;                  // the user (kernel's uid/gid) of every target process
   TraceSpec trace;
   SnapshotSpec snapshot;
   Clock::time_point created{}, deadline{};
@@ -59,6 +65,10 @@ struct Capture {
   std::vector<std::string> notes;   // processes left out, and why
   bool manifest_written = false;   // claimed by the watcher, which then saves telemetry + manifest
   bool saved = false;              // telemetry sidecar and capture.manifest are on disk
+  std::vector<std::string> save_errors;  // files beside the traces that could not be written
+  Eviction eviction;               // what the disk budget removed once this capture was saved
+
+  std::string Key() const { return job + "/" + id; }  // relative to the output directory
 
   bool finished() const;
   CaptureTarget* Find(int32_t pid);

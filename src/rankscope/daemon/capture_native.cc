@@ -1,13 +1,6 @@
 // CaptureManager's pass over snapshot targets whose collector has not answered: their stacks
 // are taken from outside with py-spy (native_stacks.h). Runs on the watcher thread; py-spy
 // runs without the lock held.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "rankscope/daemon/capture_manager.h"
 #include "rankscope/daemon/native_stacks.h"
 
@@ -21,37 +14,6 @@ struct NativeJob {
   NativeStackHeader header;
   StatusOr<std::string> text = std::string();
 };
-
-// Writes `text` as `name` in `dir` (owned by the job's user): the directory is opened without
-// following a symbolic link, the file created under a temporary name that must not exist, then
-// renamed over the final name.
-Status WriteInDir(const std::filesystem::path& dir, const std::string& name, const std::string& text) {
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dfd < 0) return IoError("{}: {}", dir.string(), std::strerror(errno));
-  const std::string tmp = "." + name + ".py-spy.tmp";
-  ::unlinkat(dfd, tmp.c_str(), 0);
-  const int fd = ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const int err = errno;
-    ::close(dfd);
-    return IoError("{}/{}: {}", dir.string(), tmp, std::strerror(err));
-  }
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  Status s = done == text.size() ? OkStatus() : IoError("{}/{}: short write", dir.string(), tmp);
-  if (s.ok() && ::renameat(dfd, tmp.c_str(), dfd, name.c_str()) != 0) {
-    s = IoError("rename {}/{}: {}", dir.string(), name, std::strerror(errno));
-  }
-  if (!s.ok()) ::unlinkat(dfd, tmp.c_str(), 0);
-  ::close(dfd);
-  return s;
-}
 
 }  // namespace
 
@@ -100,7 +62,9 @@ void CaptureManager::NativeStacksPass(std::unique_lock<std::mutex>& lock) {
       t->detail = fmt::format("{}, and py-spy could not take its stack: {}", j.header.because, j.text.status().message());
       continue;
     }
-    if (Status s = WriteInDir(c->dir, j.file, *j.text); !s.ok()) {
+    // Through the capture directory's descriptor, as every file the daemon writes there.
+    auto dir = out_->OpenCaptureDir(c->job, c->id);
+    if (Status s = dir.ok() ? dir->WriteFile(j.file, *j.text, c->owner) : dir.status(); !s.ok()) {
       t->state = TargetState::kFailed;
       t->detail = fmt::format("{}; its stack from py-spy could not be written: {}", j.header.because, s.message());
       continue;

@@ -51,62 +51,103 @@ nlohmann::json ToJson(const SnapshotSpec& s) {
   return {{"snapshot_id", s.snapshot_id}, {"selection", ToJson(s.selection)}, {"timeout_s", s.timeout_s}};
 }
 
+StatusOr<int64_t> IntegerField(const nlohmann::json& j, const char* key, int64_t fallback, int64_t lo, int64_t hi) {
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  const auto& v = *it;
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(hi)) return InvalidArgument("{} must be an integer in [{}, {}]", key, lo, hi);
+    return static_cast<int64_t>(u);
+  }
+  if (!v.is_number_integer()) return InvalidArgument("{} must be an integer in [{}, {}], not {}", key, lo, hi, v.dump().substr(0, 40));
+  const int64_t n = v.get<int64_t>();
+  if (n < lo || n > hi) return InvalidArgument("{} must be an integer in [{}, {}], not {}", key, lo, hi, n);
+  return n;
+}
+
+StatusOr<bool> BoolField(const nlohmann::json& j, const char* key, bool fallback) {
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_boolean()) return InvalidArgument("{} must be true or false", key);
+  return it->get<bool>();
+}
+
+StatusOr<std::string> StringField(const nlohmann::json& j, const char* key, size_t max_bytes) {
+  auto it = j.find(key);
+  if (it == j.end()) return std::string();
+  if (!it->is_string()) return InvalidArgument("{} must be a string", key);
+  const auto& s = it->get_ref<const std::string&>();
+  if (s.size() > max_bytes) return InvalidArgument("{} is longer than {} bytes", key, max_bytes);
+  return s;
+}
+
 namespace {
 
 Status ReadSelection(const nlohmann::json& j, Selection* s) {
-  if (!j.contains("selection")) return OkStatus();
-  const auto& sel = j["selection"];
-  s->job = sel.value("job", "");
+  auto it = j.find("selection");
+  if (it == j.end()) return OkStatus();
+  const auto& sel = *it;
+  if (!sel.is_object()) return InvalidArgument("selection must be an object");
+  RANKSCOPE_ASSIGN_OR_RETURN(s->job, StringField(sel, "job", 128));
   if (!s->job.empty() && !IsSafeName(s->job)) return InvalidArgument("job '{}' is not a safe name", s->job);
-  if (sel.contains("ranks")) s->ranks = sel["ranks"].get<std::vector<int32_t>>();
+  auto ranks = sel.find("ranks");
+  if (ranks == sel.end()) return OkStatus();
+  if (!ranks->is_array() || ranks->size() > kMaxSelectedRanks) {
+    return InvalidArgument("selection.ranks must be an array of at most {} integers", kMaxSelectedRanks);
+  }
+  for (const auto& r : *ranks) {
+    if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() > kMaxRank) {
+      return InvalidArgument("selection.ranks must hold integers in [0, {}], not {}", kMaxRank, r.dump().substr(0, 40));
+    }
+    s->ranks.push_back(static_cast<int32_t>(r.get<int64_t>()));
+  }
+  return OkStatus();
+}
+
+StatusOr<std::string> ReadId(const nlohmann::json& j, const char* key) {
+  RANKSCOPE_ASSIGN_OR_RETURN(std::string id, StringField(j, key, 128));
+  if (id.empty()) id = NewCaptureId();
+  if (!IsSafeName(id)) return InvalidArgument("{} '{}' is not a safe name ([A-Za-z0-9._-], no leading dot)", key, id);
+  return id;
+}
+
+Status ReadTraceFields(const nlohmann::json& j, TraceSpec* s) {
+  RANKSCOPE_ASSIGN_OR_RETURN(s->trace_id, ReadId(j, "trace_id"));
+  RANKSCOPE_RETURN_IF_ERROR(ReadSelection(j, &s->selection));
+  RANKSCOPE_ASSIGN_OR_RETURN(int64_t steps, IntegerField(j, "steps", 0, 0, kMaxTraceSteps));
+  RANKSCOPE_ASSIGN_OR_RETURN(s->duration_ms, IntegerField(j, "duration_ms", 0, 0, kMaxTraceDurationMs));
+  s->steps = static_cast<int32_t>(steps);
+  if ((s->steps > 0) == (s->duration_ms > 0)) return InvalidArgument("give exactly one of steps (> 0) or duration_ms (> 0)");
+  RANKSCOPE_ASSIGN_OR_RETURN(s->start_step, IntegerField(j, "start_step", -1, -1, kMaxStep));
+  RANKSCOPE_ASSIGN_OR_RETURN(int64_t roundup, IntegerField(j, "roundup", 0, 0, kMaxRoundup));
+  s->roundup = static_cast<int32_t>(roundup);
+  RANKSCOPE_ASSIGN_OR_RETURN(s->start_unix_ms, IntegerField(j, "start_unix_ms", 0, 0, kMaxStep));
+  RANKSCOPE_ASSIGN_OR_RETURN(s->record_shapes, BoolField(j, "record_shapes", false));
+  RANKSCOPE_ASSIGN_OR_RETURN(s->with_stack, BoolField(j, "with_stack", false));
+  RANKSCOPE_ASSIGN_OR_RETURN(s->profile_memory, BoolField(j, "profile_memory", false));
+  RANKSCOPE_ASSIGN_OR_RETURN(int64_t timeout, IntegerField(j, "timeout_s", 300, 1, kMaxTraceTimeoutS));
+  s->timeout_s = static_cast<int32_t>(timeout);
   return OkStatus();
 }
 
 }  // namespace
 
 StatusOr<TraceSpec> TraceSpecFromJson(const nlohmann::json& j) {
-  // nlohmann throws on type mismatches; nothing may escape the HTTP handler.
-  try {
-    TraceSpec s;
-    s.trace_id = j.value("trace_id", "");
-    if (s.trace_id.empty()) s.trace_id = NewCaptureId();
-    if (!IsSafeName(s.trace_id)) return InvalidArgument("trace id '{}' is not a safe name", s.trace_id);
-    RANKSCOPE_RETURN_IF_ERROR(ReadSelection(j, &s.selection));
-    s.steps = j.value("steps", 0);
-    s.duration_ms = j.value("duration_ms", int64_t{0});
-    if ((s.steps > 0) == (s.duration_ms > 0)) {
-      return InvalidArgument("give exactly one of steps (> 0) or duration_ms (> 0)");
-    }
-    if (s.steps > 1000 || s.duration_ms > 600'000) {
-      return OutOfRange("at most 1000 steps or 600000 ms per trace");
-    }
-    s.start_step = j.value("start_step", int64_t{-1});
-    s.roundup = j.value("roundup", 0);
-    s.start_unix_ms = j.value("start_unix_ms", int64_t{0});
-    s.record_shapes = j.value("record_shapes", false);
-    s.with_stack = j.value("with_stack", false);
-    s.profile_memory = j.value("profile_memory", false);
-    s.timeout_s = j.value("timeout_s", 300);
-    if (s.roundup < 0 || s.timeout_s <= 0) return InvalidArgument("roundup must be >= 0 and timeout_s > 0");
-    return s;
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument("bad trace request: {}", e.what());
-  }
+  if (!j.is_object()) return InvalidArgument("a trace request is a JSON object");
+  TraceSpec s;
+  RANKSCOPE_RETURN_IF_ERROR(ReadTraceFields(j, &s));
+  return s;
 }
 
 StatusOr<SnapshotSpec> SnapshotSpecFromJson(const nlohmann::json& j) {
-  try {
-    SnapshotSpec s;
-    s.snapshot_id = j.value("snapshot_id", "");
-    if (s.snapshot_id.empty()) s.snapshot_id = NewCaptureId();
-    if (!IsSafeName(s.snapshot_id)) return InvalidArgument("snapshot id '{}' is not a safe name", s.snapshot_id);
-    RANKSCOPE_RETURN_IF_ERROR(ReadSelection(j, &s.selection));
-    s.timeout_s = j.value("timeout_s", 20);
-    if (s.timeout_s <= 0) return InvalidArgument("timeout_s must be > 0");
-    return s;
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument("bad snapshot request: {}", e.what());
-  }
+  if (!j.is_object()) return InvalidArgument("a snapshot request is a JSON object");
+  SnapshotSpec s;
+  RANKSCOPE_ASSIGN_OR_RETURN(s.snapshot_id, ReadId(j, "snapshot_id"));
+  RANKSCOPE_RETURN_IF_ERROR(ReadSelection(j, &s.selection));
+  RANKSCOPE_ASSIGN_OR_RETURN(int64_t timeout, IntegerField(j, "timeout_s", 20, 1, kMaxSnapshotTimeoutS));
+  s.timeout_s = static_cast<int32_t>(timeout);
+  return s;
 }
 
 }  // namespace rankscope::daemon

@@ -37,6 +37,17 @@ struct TraceSpec {
   int32_t timeout_s = 300;       // give up on a process after this long
 };
 
+// What a request may ask for. Every number must be a JSON integer (never a float: 1e20 does
+// not fit any field) inside these bounds.
+inline constexpr int32_t kMaxTraceSteps = 1000;
+inline constexpr int64_t kMaxTraceDurationMs = 600'000;
+inline constexpr int64_t kMaxStep = int64_t{1} << 53;
+inline constexpr int32_t kMaxRoundup = 1'000'000;
+inline constexpr int32_t kMaxTraceTimeoutS = 86'400;
+inline constexpr int32_t kMaxSnapshotTimeoutS = 600;
+inline constexpr int32_t kMaxRank = 1 << 24;
+inline constexpr size_t kMaxSelectedRanks = 65'536;
+
 struct SnapshotSpec {
   std::string snapshot_id;
   Selection selection;
@@ -49,6 +60,13 @@ bool IsSafeName(std::string_view name);
 std::string SanitizeName(std::string_view name);
 // "20261121-173419-ab12": sortable, unique enough per request.
 std::string NewCaptureId();
+
+// Reads an integer field of a JSON object: absent -> `fallback`; a float, a string, or a value
+// outside [lo, hi] -> InvalidArgument naming the field.
+StatusOr<int64_t> IntegerField(const nlohmann::json& j, const char* key, int64_t fallback, int64_t lo, int64_t hi);
+StatusOr<bool> BoolField(const nlohmann::json& j, const char* key, bool fallback);
+// A string field of at most `max_bytes` bytes.
+StatusOr<std::string> StringField(const nlohmann::json& j, const char* key, size_t max_bytes);
 
 nlohmann::json ToJson(const Selection& s);
 nlohmann::json ToJson(const TraceSpec& s);

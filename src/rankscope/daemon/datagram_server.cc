@@ -39,6 +39,10 @@ void DatagramServer::Loop() {
       malformed_.fetch_add(1);
       continue;
     }
+    if (!d->peer.known || d->peer.pid <= 0) {
+      refused_.fetch_add(1);  // a sender the kernel cannot name (another pid namespace)
+      continue;
+    }
     handler_(std::span<const uint8_t>(buf.data(), d->size), *d, socket_);
   }
 }

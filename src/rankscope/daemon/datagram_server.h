@@ -1,5 +1,7 @@
 // A thread that receives datagrams on one socket and hands each to a handler, which replies
 // inline. Blocks in poll() on the socket and a stop eventfd: no timer wake-ups while idle.
+// A datagram reaches the handler only with the kernel's word on its sender (SCM_CREDENTIALS)
+// and whole (never truncated); the handler needs nothing else from the socket layer.
 #pragma once
 
 #include <atomic>
@@ -28,7 +30,11 @@ class DatagramServer {
   const UnixAddress& address() const { return socket_.address(); }
   uint64_t received() const { return received_.load(); }
   uint64_t malformed() const { return malformed_.load(); }
+  uint64_t refused() const { return refused_.load(); }
   void CountMalformed() { malformed_.fetch_add(1); }
+  // A well-formed datagram the daemon will not act on: no credentials, a claim the kernel
+  // contradicts (another process's pid), or a registry quota.
+  void CountRefused() { refused_.fetch_add(1); }
 
  private:
   void Loop();
@@ -37,7 +43,7 @@ class DatagramServer {
   Handler handler_;
   size_t max_datagram_;
   int stop_fd_ = -1;
-  std::atomic<uint64_t> received_{0}, malformed_{0};
+  std::atomic<uint64_t> received_{0}, malformed_{0}, refused_{0};
   std::thread thread_;
 };
 

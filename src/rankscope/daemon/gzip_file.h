@@ -2,13 +2,12 @@
 // rest of rankscope expects, streamed with isa-l (several GB/s at level 1).
 #pragma once
 
-#include <string>
-
 #include "rankscope/base/status.h"
 
 namespace rankscope::daemon {
 
-// Writes `dst` + ".tmp", then renames it to `dst`: readers never see half a file.
-Status GzipFile(const std::string& src, const std::string& dst);
+// Reads `in_fd` to its end and writes it gzip-compressed to `out_fd`. The descriptors are the
+// caller's: it opened them safely (DirHandle::OpenOwnedFile, DirHandle::WriteFile).
+Status GzipStream(int in_fd, int out_fd);
 
 }  // namespace rankscope::daemon

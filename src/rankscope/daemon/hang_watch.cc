@@ -136,7 +136,7 @@ void HangWatch::Fire(const std::string& job, const std::string& reason) {
   r.capture_id = spec.snapshot_id;
   r.reason = reason;
   r.detected_unix_ms = UnixMs();
-  auto started = captures_->StartSnapshot(spec, "hang detected: " + reason);
+  auto started = captures_->StartSnapshot(spec, Requester{}, "hang detected: " + reason);
   if (!started.ok()) {
     r.state = "failed";
     r.error = std::string(started.status().message());

@@ -3,12 +3,18 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
-#include <httplib.h>
+#include <charconv>
+#include <map>
+#include <mutex>
 
+#include "rankscope/daemon/http_server.h"
 #include "rankscope/telemetry/prometheus_text.h"
 
 namespace rankscope::daemon {
 namespace {
+
+// /v1/files lists at most this many files (the newest), so that its reply stays small.
+constexpr size_t kMaxListedFiles = 5000;
 
 void Reply(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
@@ -25,6 +31,17 @@ int HttpStatus(const Status& s) {
   }
 }
 
+void ReplyWith(httplib::Response& res, const StatusOr<nlohmann::json>& result, const std::string& host) {
+  if (!result.ok()) return Reply(res, HttpStatus(result.status()), {{"error", result.status().message()}, {"host", host}});
+  Reply(res, 200, *result);
+}
+
+StatusOr<nlohmann::json> ParseBody(const httplib::Request& req) {
+  auto body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return InvalidArgument("the body is not JSON");
+  return body;
+}
+
 // Compares in time independent of where the strings differ.
 bool SameToken(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
@@ -37,6 +54,31 @@ int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Who is asking, from the header GuardedHttpServer sets: a local user (loopback, the kernel's
+// uid) may capture only their own processes. A remote peer passed the token (required off
+// loopback). A loopback peer the kernel could not name is not restricted (and said so once).
+Requester RequesterOf(const httplib::Request& req) {
+  const std::string peer = req.get_header_value(kPeerHeader);
+  uid_t uid = 0;
+  if (peer.rfind("uid:", 0) == 0 && std::from_chars(peer.data() + 4, peer.data() + peer.size(), uid).ec == std::errc()) {
+    return Requester{uid};
+  }
+  static std::once_flag warned;
+  if (peer == "ip:127.0.0.1" || peer == "ip:::1") {
+    std::call_once(warned, [] {
+      fmt::print(stderr, "rankscoped: cannot tell local users apart (NETLINK_SOCK_DIAG unavailable): "
+                         "requests from loopback are not restricted to their own processes\n");
+    });
+  }
+  return Requester{};
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
 }  // namespace
 
 bool IsLoopback(const std::string& host) {
@@ -45,13 +87,66 @@ bool IsLoopback(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
-HttpApi::HttpApi(DaemonInfo info, ProcessRegistry* registry, CaptureManager* captures, OutputDir* out, std::string token)
+HttpApi::HttpApi(DaemonInfo info, ProcessRegistry* registry, CaptureManager* captures, OutputDir* out, std::string token,
+                 const HttpLimits& limits)
     : info_(std::move(info)), registry_(registry), captures_(captures), out_(out), token_(std::move(token)),
-      server_(std::make_unique<httplib::Server>()) {
-  Routes();
+      server_(std::make_unique<GuardedHttpServer>(limits)) {
+  server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (Authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
+    Reply(res, 401, {{"error", "missing or wrong token (Authorization: Bearer <token>)"}});
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.body.empty()) Reply(res, res.status, {{"error", fmt::format("{} {}: no such resource", req.method, req.path)}});
+  });
+  Register({
+      {"GET", "/v1/status", &HttpApi::GetStatus},
+      {"GET", "/v1/processes", &HttpApi::GetProcesses},
+      {"POST", "/v1/trace", &HttpApi::PostTrace},
+      {"POST", "/v1/snapshot", &HttpApi::PostSnapshot},
+      {"GET", "/v1/captures", &HttpApi::GetCaptures},
+      {"GET", R"(/v1/captures/([A-Za-z0-9._-]+))", &HttpApi::GetCapture},
+      {"GET", "/v1/files", &HttpApi::GetFiles},
+      {"GET", "/v1/telemetry", &HttpApi::GetTelemetry},
+      {"GET", "/metrics", &HttpApi::GetMetrics},
+      {"GET", "/v1/hangs", &HttpApi::GetHangs},
+  });
 }
 
 HttpApi::~HttpApi() { Stop(); }
+
+bool HttpApi::Authorized(const httplib::Request& req) const {
+  if (token_.empty()) return true;
+  const std::string auth = req.get_header_value("Authorization");
+  return auth.rfind("Bearer ", 0) == 0 && SameToken(auth.substr(7), token_);
+}
+
+void HttpApi::Register(const std::vector<Route>& routes) {
+  std::map<std::string, std::vector<std::string>> allowed;  // by pattern
+  for (const Route& r : routes) {
+    const Handler h = r.handler;
+    auto call = [this, h](const httplib::Request& req, httplib::Response& res) { (this->*h)(req, res); };
+    if (std::string_view(r.method) == "GET") server_->Get(r.pattern, call);
+    else server_->Post(r.pattern, call);
+    allowed[r.pattern].push_back(r.method);
+  }
+  // Every other method on a known path: 405 and the allowed one, not a misleading 404.
+  for (const auto& entry : allowed) {
+    const std::string& pattern = entry.first;
+    const std::vector<std::string>& methods = entry.second;
+    auto refuse = [allow = Join(methods)](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Allow", allow);
+      Reply(res, 405, {{"error", fmt::format("{} is not allowed on {}; use {}", req.method, req.path, allow)}});
+    };
+    auto has = [&](const char* m) { return std::find(methods.begin(), methods.end(), m) != methods.end(); };
+    if (!has("GET")) server_->Get(pattern, refuse);
+    if (!has("POST")) server_->Post(pattern, refuse);
+    server_->Put(pattern, refuse);
+    server_->Patch(pattern, refuse);
+    server_->Delete(pattern, refuse);
+    server_->Options(pattern, refuse);
+  }
+}
 
 Status HttpApi::Start(const std::string& host, int port) {
   if (!IsLoopback(host) && token_.empty()) {
@@ -76,99 +171,90 @@ void HttpApi::Stop() {
   }
 }
 
-void HttpApi::Routes() {
-  server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (token_.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string auth = req.get_header_value("Authorization");
-    if (auth.rfind("Bearer ", 0) == 0 && SameToken(auth.substr(7), token_)) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    Reply(res, 401, {{"error", "missing or wrong token (Authorization: Bearer <token>)"}});
-    return httplib::Server::HandlerResponse::Handled;
-  });
+void HttpApi::GetStatus(const httplib::Request&, httplib::Response& res) {
+  const auto procs = registry_->List();
+  int kineto = 0, collectors = 0;
+  for (const auto& p : procs) {
+    kineto += (p.kinds & kKinetoClient) != 0;
+    collectors += (p.kinds & kTrackerClient) != 0;
+  }
+  Reply(res, 200, {{"daemon", "rankscoped"}, {"version", info_.version}, {"host", info_.host}, {"pid", ::getpid()},
+                   {"uptime_s", (UnixMs() - info_.started_unix_ms) / 1000}, {"out_dir", out_->root().string()},
+                   {"disk_used_bytes", out_->UsedBytes()}, {"disk_used_scanned_unix_ms", out_->used_scanned_unix_ms()},
+                   {"disk_budget_bytes", out_->budget_bytes()},
+                   {"kineto_endpoint", {{"address", info_.kineto_address},
+                                        {"datagrams", info_.kineto_counts ? info_.kineto_counts() : nlohmann::json()}}},
+                   {"collector_endpoint", {{"address", info_.collector_address},
+                                           {"datagrams", info_.collector_counts ? info_.collector_counts() : nlohmann::json()}}},
+                   {"processes", {{"total", procs.size()}, {"kineto", kineto}, {"collector", collectors},
+                                  {"expired", registry_->expired_total()}, {"exited", registry_->exited_total()},
+                                  {"refused", registry_->refused_total()}}},
+                   {"http", server_->Stats()}, {"active_captures", captures_->active()},
+                   {"hangs", info_.hangs_brief ? info_.hangs_brief() : nlohmann::json::array()}});
+}
 
-  server_->Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) {
-    const auto procs = registry_->List();
-    int kineto = 0, collectors = 0;
-    for (const auto& p : procs) {
-      kineto += (p.kinds & kKinetoClient) != 0;
-      collectors += (p.kinds & kTrackerClient) != 0;
-    }
-    Reply(res, 200, {{"daemon", "rankscoped"}, {"version", info_.version}, {"host", info_.host},
-                     {"pid", ::getpid()}, {"uptime_s", (UnixMs() - info_.started_unix_ms) / 1000},
-                     {"out_dir", out_->root().string()}, {"disk_used_bytes", out_->UsedBytes()},
-                     {"disk_budget_bytes", out_->budget_bytes()},
-                     {"kineto_endpoint", {{"address", info_.kineto_address}, {"datagrams", info_.kineto_polls ? info_.kineto_polls() : 0}}},
-                     {"collector_endpoint", {{"address", info_.collector_address}, {"datagrams", info_.collector_messages ? info_.collector_messages() : 0}}},
-                     {"processes", {{"total", procs.size()}, {"kineto", kineto}, {"collector", collectors},
-                                    {"expired", registry_->expired_total()}}},
-                     {"active_captures", captures_->active()},
-                     {"hangs", info_.hangs_brief ? info_.hangs_brief() : nlohmann::json::array()}});
-  });
+void HttpApi::GetProcesses(const httplib::Request&, httplib::Response& res) {
+  nlohmann::json list = nlohmann::json::array();
+  const auto now = Clock::now();
+  for (const auto& p : registry_->List()) list.push_back(ToJson(p, now));
+  Reply(res, 200, {{"host", info_.host}, {"processes", list}});
+}
 
-  server_->Get("/v1/hangs", [this](const httplib::Request&, httplib::Response& res) {
-    if (!info_.hangs) return Reply(res, 404, {{"error", "hang detection is off on this daemon (--no-hang-watch)"}});
-    nlohmann::json j = info_.hangs();
-    j["host"] = info_.host;
-    Reply(res, 200, j);
-  });
+void HttpApi::PostTrace(const httplib::Request& req, httplib::Response& res) {
+  ReplyWith(res, [&]() -> StatusOr<nlohmann::json> {
+    RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req));
+    RANKSCOPE_ASSIGN_OR_RETURN(TraceSpec spec, TraceSpecFromJson(body));
+    return captures_->StartTrace(std::move(spec), RequesterOf(req));
+  }(), info_.host);
+}
 
-  server_->Get("/v1/processes", [this](const httplib::Request&, httplib::Response& res) {
-    nlohmann::json list = nlohmann::json::array();
-    const auto now = Clock::now();
-    for (const auto& p : registry_->List()) list.push_back(ToJson(p, now));
-    Reply(res, 200, {{"host", info_.host}, {"processes", list}});
-  });
+void HttpApi::PostSnapshot(const httplib::Request& req, httplib::Response& res) {
+  ReplyWith(res, [&]() -> StatusOr<nlohmann::json> {
+    RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req));
+    RANKSCOPE_ASSIGN_OR_RETURN(SnapshotSpec spec, SnapshotSpecFromJson(body));
+    return captures_->StartSnapshot(std::move(spec), RequesterOf(req));
+  }(), info_.host);
+}
 
-  server_->Post("/v1/trace", [this](const httplib::Request& req, httplib::Response& res) {
-    auto body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-    if (body.is_discarded()) return Reply(res, 400, {{"error", "the body is not JSON"}});
-    auto spec = TraceSpecFromJson(body);
-    if (!spec.ok()) return Reply(res, HttpStatus(spec.status()), {{"error", spec.status().message()}, {"host", info_.host}});
-    auto capture = captures_->StartTrace(*spec);
-    if (!capture.ok()) return Reply(res, HttpStatus(capture.status()), {{"error", capture.status().message()}, {"host", info_.host}});
-    Reply(res, 200, *capture);
-  });
+void HttpApi::GetCaptures(const httplib::Request&, httplib::Response& res) {
+  Reply(res, 200, {{"host", info_.host}, {"captures", captures_->List()}});
+}
 
-  server_->Post("/v1/snapshot", [this](const httplib::Request& req, httplib::Response& res) {
-    auto body = nlohmann::json::parse(req.body, nullptr, false);
-    if (body.is_discarded()) return Reply(res, 400, {{"error", "the body is not JSON"}});
-    auto spec = SnapshotSpecFromJson(body);
-    if (!spec.ok()) return Reply(res, HttpStatus(spec.status()), {{"error", spec.status().message()}, {"host", info_.host}});
-    auto capture = captures_->StartSnapshot(*spec);
-    if (!capture.ok()) return Reply(res, HttpStatus(capture.status()), {{"error", capture.status().message()}, {"host", info_.host}});
-    Reply(res, 200, *capture);
-  });
+void HttpApi::GetCapture(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  auto c = captures_->Describe(id);
+  if (!c) return Reply(res, 404, {{"error", fmt::format("no capture {} on this host", id)}});
+  Reply(res, 200, *c);
+}
 
-  server_->Get("/v1/captures", [this](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, {{"host", info_.host}, {"captures", captures_->List()}});
-  });
+void HttpApi::GetFiles(const httplib::Request&, httplib::Response& res) {
+  const FileListing listing = out_->List(kMaxListedFiles);
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : listing.files) files.push_back(ToJson(f));
+  Reply(res, 200, {{"host", info_.host}, {"out_dir", out_->root().string()}, {"files", files},
+                   {"total_files", listing.total}, {"total_bytes", listing.bytes},
+                   {"truncated", listing.files.size() < listing.total}});
+}
 
-  server_->Get(R"(/v1/captures/([A-Za-z0-9._-]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    auto c = captures_->Describe(req.matches[1]);
-    if (!c) return Reply(res, 404, {{"error", fmt::format("no capture {} on this host", std::string(req.matches[1]))}});
-    Reply(res, 200, *c);
-  });
+void HttpApi::GetTelemetry(const httplib::Request&, httplib::Response& res) {
+  if (!info_.telemetry) return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
+  Reply(res, 200, info_.telemetry->LatestJson());
+}
 
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    if (!info_.telemetry && !info_.hang_metrics) {
-      return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
-    }
-    std::string text = info_.telemetry ? info_.telemetry->Metrics() : "";
-    if (info_.hang_metrics) text += info_.hang_metrics();
-    res.set_content(text, telemetry::kPrometheusContentType);
-  });
+void HttpApi::GetMetrics(const httplib::Request&, httplib::Response& res) {
+  if (!info_.telemetry && !info_.hang_metrics) {
+    return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
+  }
+  std::string text = info_.telemetry ? info_.telemetry->Metrics() : "";
+  if (info_.hang_metrics) text += info_.hang_metrics();
+  res.set_content(text, telemetry::kPrometheusContentType);
+}
 
-  server_->Get("/v1/telemetry", [this](const httplib::Request&, httplib::Response& res) {
-    if (!info_.telemetry) return Reply(res, 404, {{"error", "telemetry is off on this daemon (--no-telemetry)"}});
-    Reply(res, 200, info_.telemetry->LatestJson());
-  });
-
-  server_->Get("/v1/files", [this](const httplib::Request&, httplib::Response& res) {
-    nlohmann::json files = nlohmann::json::array();
-    for (const auto& f : out_->List()) files.push_back(ToJson(f));
-    Reply(res, 200, {{"host", info_.host}, {"out_dir", out_->root().string()}, {"files", files}});
-  });
+void HttpApi::GetHangs(const httplib::Request&, httplib::Response& res) {
+  if (!info_.hangs) return Reply(res, 404, {{"error", "hang detection is off on this daemon (--no-hang-watch)"}});
+  nlohmann::json j = info_.hangs();
+  j["host"] = info_.host;
+  Reply(res, 200, j);
 }
 
 }  // namespace rankscope::daemon

@@ -1,27 +1,36 @@
-// The daemon's HTTP API (JSON), served with cpp-httplib:
+// The daemon's HTTP API (JSON), served with cpp-httplib behind GuardedHttpServer's limits:
 //   GET  /v1/status              the daemon, its endpoints, disk use
 //   GET  /v1/processes           registered training processes
 //   POST /v1/trace               start a trace (body: TraceSpec as JSON) -> the capture
 //   POST /v1/snapshot            start a stack snapshot (body: SnapshotSpec) -> the capture
 //   GET  /v1/captures[/<id>]     captures and, per process, what was produced or why not
-//   GET  /v1/files               files in the output directory, oldest first
+//   GET  /v1/files               files in the output directory, oldest first (the newest 5000)
 //   GET  /v1/telemetry           the node's key figures from the latest samples (rankscope top)
 //   GET  /metrics                every telemetry series and the hang gauge, Prometheus text format
 //   GET  /v1/hangs               hangs detected on this node, each with its analysis (docs/hang.md)
-// Loopback by default; bound elsewhere it requires "Authorization: Bearer <token>".
+// Any other method on these paths is answered 405 with the allowed one. Loopback by default;
+// with a token (required for any other bind) every request needs "Authorization: Bearer".
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "rankscope/daemon/capture_manager.h"
+#include "rankscope/daemon/http_limits.h"
 #include "rankscope/daemon/output_dir.h"
 #include "rankscope/telemetry/telemetry_service.h"
 
-namespace httplib { class Server; }
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace rankscope::daemon {
+
+class GuardedHttpServer;
 
 struct DaemonInfo {
   std::string host;
@@ -29,7 +38,8 @@ struct DaemonInfo {
   int64_t started_unix_ms = 0;
   std::string kineto_address;
   std::string collector_address;
-  std::function<uint64_t()> kineto_polls, collector_messages;
+  // Datagram counters of an endpoint: received, malformed, refused.
+  std::function<nlohmann::json()> kineto_counts, collector_counts;
   telemetry::TelemetryService* telemetry = nullptr;  // null with --no-telemetry
   // Automatic hang detection (hang_watch.h); unset with --no-hang-watch.
   std::function<nlohmann::json()> hangs, hangs_brief;
@@ -41,7 +51,8 @@ bool IsLoopback(const std::string& host);
 
 class HttpApi {
  public:
-  HttpApi(DaemonInfo info, ProcessRegistry* registry, CaptureManager* captures, OutputDir* out, std::string token);
+  HttpApi(DaemonInfo info, ProcessRegistry* registry, CaptureManager* captures, OutputDir* out, std::string token,
+          const HttpLimits& limits);
   ~HttpApi();
   // Binds and serves on a background thread; port 0 picks a free port (see port()).
   Status Start(const std::string& host, int port);
@@ -49,14 +60,33 @@ class HttpApi {
   int port() const { return port_; }
 
  private:
-  void Routes();
+  using Handler = void (HttpApi::*)(const httplib::Request&, httplib::Response&);
+  struct Route {
+    const char* method;
+    const char* pattern;
+    Handler handler;
+  };
+  void Register(const std::vector<Route>& routes);
+  bool Authorized(const httplib::Request& req) const;
+
+  // One handler per route.
+  void GetStatus(const httplib::Request& req, httplib::Response& res);
+  void GetProcesses(const httplib::Request& req, httplib::Response& res);
+  void PostTrace(const httplib::Request& req, httplib::Response& res);
+  void PostSnapshot(const httplib::Request& req, httplib::Response& res);
+  void GetCaptures(const httplib::Request& req, httplib::Response& res);
+  void GetCapture(const httplib::Request& req, httplib::Response& res);
+  void GetFiles(const httplib::Request& req, httplib::Response& res);
+  void GetTelemetry(const httplib::Request& req, httplib::Response& res);
+  void GetMetrics(const httplib::Request& req, httplib::Response& res);
+  void GetHangs(const httplib::Request& req, httplib::Response& res);
 
   DaemonInfo info_;
   ProcessRegistry* registry_;
   CaptureManager* captures_;
   OutputDir* out_;
   std::string token_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<GuardedHttpServer> server_;
   std::thread thread_;
   int port_ = 0;
 };

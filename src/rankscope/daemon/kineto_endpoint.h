@@ -2,6 +2,9 @@
 // KINETO_USE_DAEMON=1 (protocol in ../shared/KINETO_IPC.md). The first poll registers a
 // process; a pending configuration is handed out once, in the reply to a poll. Replies are
 // sent inline from the receive thread: Kineto waits only ~90 ms for them.
+//
+// A poll names its sender in its first pid; it is answered only when that is the pid the
+// kernel reports for the datagram, so no process can take another's configuration.
 #pragma once
 
 #include <memory>
@@ -19,10 +22,15 @@ class KinetoEndpoint {
                                                          CaptureManager* captures);
   std::string address() const { return server_->address().ToString(); }
   uint64_t polls() const { return server_->received(); }
+  uint64_t malformed() const { return server_->malformed(); }
+  uint64_t refused() const { return server_->refused(); }
 
  private:
   KinetoEndpoint(ProcessRegistry* registry, CaptureManager* captures) : registry_(registry), captures_(captures) {}
   void Handle(std::span<const uint8_t> bytes, const Datagram& meta, UnixDgramSocket& socket);
+  void OnRequest(std::span<const uint8_t> payload, const Datagram& meta, UnixDgramSocket& socket);
+  void OnContext(std::span<const uint8_t> payload, const Datagram& meta, UnixDgramSocket& socket);
+  ProcIdentity IdentityOf(const Datagram& meta);
 
   ProcessRegistry* registry_;
   CaptureManager* captures_;

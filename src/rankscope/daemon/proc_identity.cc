@@ -11,12 +11,15 @@
 namespace rankscope::daemon {
 namespace {
 
-StatusOr<std::string> ReadWhole(const std::string& path) {
+// At most 1 MiB: a process chooses its own environment and command line, and nothing we need
+// from them is longer.
+StatusOr<std::string> ReadWhole(const std::string& path, size_t limit = 1 << 20) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("cannot read {}", path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string out(limit, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(limit));
+  out.resize(static_cast<size_t>(in.gcount()));
+  return out;
 }
 
 int32_t ToInt(const std::map<std::string, std::string>& env, const char* key) {
@@ -27,15 +30,31 @@ int32_t ToInt(const std::map<std::string, std::string>& env, const char* key) {
   return ec == std::errc() ? v : -1;
 }
 
-int32_t ParentPid(const std::string& stat) {
-  // "pid (comm) S ppid ...": comm may contain spaces and parentheses, so parse after the last ')'.
+// Field `index` (1-based, as in proc(5)) of /proc/<pid>/stat, from field 3 on: the command name
+// (field 2) may contain spaces and parentheses, so fields are counted after the last ')'.
+std::string StatField(const std::string& stat, int index) {
   const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return -1;
+  if (close == std::string::npos || index < 3) return "";
   std::istringstream s(stat.substr(close + 1));
-  std::string state;
+  std::string field;
+  for (int i = 3; i <= index && (s >> field); ++i) {
+    if (i == index) return field;
+  }
+  return "";
+}
+
+int32_t ParentPid(const std::string& stat) {
+  const std::string f = StatField(stat, 4);
   int32_t ppid = -1;
-  s >> state >> ppid;
+  std::from_chars(f.data(), f.data() + f.size(), ppid);
   return ppid;
+}
+
+uint64_t StartTicks(const std::string& stat) {
+  const std::string f = StatField(stat, 22);
+  uint64_t ticks = 0;
+  std::from_chars(f.data(), f.data() + f.size(), ticks);
+  return ticks;
 }
 
 }  // namespace
@@ -71,12 +90,17 @@ StatusOr<ProcIdentity> ReadProcIdentity(int32_t pid, const std::string& proc_roo
   id.rank = ToInt(env, "RANK");
   id.local_rank = ToInt(env, "LOCAL_RANK");
   id.world_size = ToInt(env, "WORLD_SIZE");
-  if (auto it = env.find("KINETO_ONDEMAND_TRACE_DIR"); it != env.end()) id.ondemand_trace_dir = it->second;
   int32_t ppid = -1;
-  if (auto stat = ReadWhole(fmt::format("{}/{}/stat", proc_root, pid)); stat.ok()) ppid = ParentPid(*stat);
+  if (auto stat = ReadWhole(fmt::format("{}/{}/stat", proc_root, pid)); stat.ok()) {
+    ppid = ParentPid(*stat);
+    id.start_ticks = StartTicks(*stat);
+  }
   id.job = JobFromEnvironment(env, pid, ppid);
   struct stat st {};
-  if (::stat(fmt::format("{}/{}", proc_root, pid).c_str(), &st) == 0) id.uid = st.st_uid;
+  if (::stat(fmt::format("{}/{}", proc_root, pid).c_str(), &st) == 0) {
+    id.uid = st.st_uid;
+    id.gid = st.st_gid;
+  }
   if (auto cmd = ReadWhole(fmt::format("{}/{}/cmdline", proc_root, pid)); cmd.ok()) {
     id.command = cmd->substr(0, 200);
     for (char& c : id.command) c = c == '\0' ? ' ' : c;
@@ -85,18 +109,15 @@ StatusOr<ProcIdentity> ReadProcIdentity(int32_t pid, const std::string& proc_roo
   return id;
 }
 
-int64_t ProcessStartTicks(int32_t pid, const std::string& proc_root) {
-  std::ifstream in(fmt::format("{}/{}/stat", proc_root, pid));
-  std::string text;
-  if (!std::getline(in, text)) return 0;
-  const size_t paren = text.rfind(')');  // the command may contain spaces and parentheses
-  if (paren == std::string::npos) return 0;
-  std::istringstream fields(text.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 22) return std::atoll(field.c_str());
-  }
-  return 0;
+uint64_t ProcessStartTicks(int32_t pid, const std::string& proc_root) {
+  if (pid <= 0) return 0;
+  auto stat = ReadWhole(fmt::format("{}/{}/stat", proc_root, pid));
+  return stat.ok() ? StartTicks(*stat) : 0;
+}
+
+bool ProcessAlive(int32_t pid, uint64_t start_ticks, const std::string& proc_root) {
+  const uint64_t now = ProcessStartTicks(pid, proc_root);
+  return now != 0 && (start_ticks == 0 || now == start_ticks);
 }
 
 }  // namespace rankscope::daemon

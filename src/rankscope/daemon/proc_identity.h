@@ -18,18 +18,21 @@ struct ProcIdentity {
   int32_t local_rank = -1;  // LOCAL_RANK
   int32_t world_size = -1;  // WORLD_SIZE
   std::string job;          // see JobFromEnvironment
-  uid_t uid = 0;
+  uid_t uid = 0;            // from the kernel (the datagram's credentials), never from a client
+  gid_t gid = 0;
+  uint64_t start_ticks = 0; // /proc/<pid>/stat starttime: with the pid, names one process
   std::string command;      // argv joined by spaces, truncated
-  std::string ondemand_trace_dir;  // KINETO_ONDEMAND_TRACE_DIR of the process, if any
 };
 
 // Variables of /proc/<pid>/environ (the process's initial environment).
 StatusOr<std::map<std::string, std::string>> ReadEnvironment(int32_t pid, const std::string& proc_root = "/proc");
 StatusOr<ProcIdentity> ReadProcIdentity(int32_t pid, const std::string& proc_root = "/proc");
 
-// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), 0 when unreadable: a pid
-// with another start time is another process.
-int64_t ProcessStartTicks(int32_t pid, const std::string& proc_root = "/proc");
+// The start time of process `pid` (clock ticks since boot), or 0 when there is no such process.
+// A pid is reused after its process exits; the pair (pid, start time) is not.
+uint64_t ProcessStartTicks(int32_t pid, const std::string& proc_root = "/proc");
+// Is the process that had (pid, start_ticks) still running? start_ticks 0: any process of that pid.
+bool ProcessAlive(int32_t pid, uint64_t start_ticks, const std::string& proc_root = "/proc");
 
 // The job a process belongs to, the same rule as the Python collector (rankscope/_identity.py):
 // RANKSCOPE_JOB, else SLURM_JOB_ID, else TORCHELASTIC_RUN_ID unless it is "none", else

@@ -1,64 +1,125 @@
 #include "rankscope/daemon/process_registry.h"
 
-namespace rankscope::daemon {
+#include <algorithm>
 
-void ProcessRegistry::ExpireLocked(Clock::time_point now) {
+namespace rankscope::daemon {
+namespace {
+
+constexpr size_t kMaxJobName = 100;  // leaves room for ".uid<U>" within a safe name's 128
+
+}  // namespace
+
+void ProcessRegistry::PruneLocked(Clock::time_point now) {
   for (auto it = procs_.begin(); it != procs_.end();) {
-    // A collector that went silent while its process lives on is stuck (a thread holds the
-    // GIL): it stays, so that a hang snapshot reaches it from outside (docs/hang.md).
     const ProcessInfo& p = it->second;
-    const bool stuck_alive = (p.kinds & kTrackerClient) && p.start_ticks > 0 &&
-                             ProcessStartTicks(p.pid) == p.start_ticks;
-    if (now - it->second.last_seen > expiry_ && !stuck_alive) {
+    if (!ProcessAlive(p.pid, p.identity.start_ticks, proc_root_)) {
+      ++exited_total_;
       it = procs_.erase(it);
+    } else if (now - p.last_seen > expiry_ && !(p.kinds & kTrackerClient)) {
       ++expired_total_;
+      it = procs_.erase(it);
     } else {
       ++it;
     }
   }
 }
 
-bool ProcessRegistry::SeenKineto(int32_t pid, int32_t type, int64_t job_id, const std::vector<int32_t>& pids,
-                                 const ProcIdentity& identity) {
+Status ProcessRegistry::AdmitLocked(const ProcIdentity& identity) {
+  // Entries of processes that exited since the last List() must not hold a quota.
+  if (procs_.size() >= limits_.max_processes || procs_.size() >= limits_.max_per_uid) PruneLocked(Clock::now());
+  if (procs_.size() >= limits_.max_processes) {
+    ++refused_total_;
+    return OutOfRange("{} processes are registered, the daemon's limit", procs_.size());
+  }
+  const size_t mine = std::count_if(procs_.begin(), procs_.end(),
+                                    [&](const auto& kv) { return kv.second.identity.uid == identity.uid; });
+  if (mine >= limits_.max_per_uid) {
+    ++refused_total_;
+    return OutOfRange("uid {} already has {} processes registered, the per-user limit", identity.uid, mine);
+  }
+  return OkStatus();
+}
+
+std::string ProcessRegistry::JobForLocked(const std::string& job, uid_t uid, int32_t pid) const {
+  std::string name = job.substr(0, kMaxJobName);
+  for (const auto& [other_pid, p] : procs_) {
+    if (other_pid != pid && p.identity.job == name && p.identity.uid != uid) return fmt::format("{}.uid{}", name, uid);
+  }
+  return name;
+}
+
+ProcessInfo* ProcessRegistry::FindLiveLocked(int32_t pid, uint64_t start_ticks) {
+  auto it = procs_.find(pid);
+  if (it == procs_.end()) return nullptr;
+  if (start_ticks != 0 && it->second.identity.start_ticks != 0 && it->second.identity.start_ticks != start_ticks) {
+    procs_.erase(it);  // the pid now names another process
+    ++exited_total_;
+    return nullptr;
+  }
+  return &it->second;
+}
+
+StatusOr<bool> ProcessRegistry::SeenKineto(int32_t pid, int32_t type, int64_t job_id, const std::vector<int32_t>& pids,
+                                           const ProcIdentity& identity) {
   const auto now = Clock::now();
   std::lock_guard lock(mu_);
-  ExpireLocked(now);
-  auto [it, inserted] = procs_.try_emplace(pid);
-  ProcessInfo& p = it->second;
+  ProcessInfo* p = FindLiveLocked(pid, identity.start_ticks);
+  const bool inserted = p == nullptr;
   if (inserted) {
-    p.pid = pid;
-    p.first_seen = now;
-    p.identity = identity;
+    RANKSCOPE_RETURN_IF_ERROR(AdmitLocked(identity));
+    p = &procs_[pid];
+    p->pid = pid;
+    p->first_seen = now;
+    p->identity = identity;
+    p->identity.job = JobForLocked(identity.job, identity.uid, pid);
   }
-  p.kinds |= kKinetoClient;
-  p.kineto_type = type;
-  p.slurm_job_id = job_id;
-  p.ancestors.assign(pids.size() > 1 ? pids.begin() + 1 : pids.end(), pids.end());
-  p.last_seen = now;
+  p->kinds |= kKinetoClient;
+  p->kineto_type = type;
+  p->slurm_job_id = job_id;
+  p->ancestors.assign(pids.size() > 1 ? pids.begin() + 1 : pids.end(), pids.end());
+  p->last_seen = now;
   return inserted;
 }
 
-bool ProcessRegistry::SeenCollector(const ProcessInfo& info) {
+StatusOr<bool> ProcessRegistry::SeenCollector(const ProcessInfo& info) {
   const auto now = Clock::now();
   std::lock_guard lock(mu_);
-  ExpireLocked(now);
-  auto [it, inserted] = procs_.try_emplace(info.pid);
-  ProcessInfo& p = it->second;
-  if (inserted) p.first_seen = now;
-  const int64_t start_ticks = inserted ? ProcessStartTicks(info.pid) : p.start_ticks;
-  // The collector knows its rank and job better than /proc (it can be told RANKSCOPE_JOB late).
-  const uint8_t kinds = p.kinds;
-  const int32_t kineto_type = p.kineto_type;
-  const auto first_seen = p.first_seen;
-  const auto ancestors = p.ancestors;
-  p = info;
-  p.kinds = kinds | kTrackerClient;
-  p.kineto_type = kineto_type;
-  p.first_seen = first_seen;
-  p.ancestors = ancestors;
-  p.start_ticks = start_ticks;
-  p.last_seen = now;
+  ProcessInfo* p = FindLiveLocked(info.pid, info.identity.start_ticks);
+  const bool inserted = p == nullptr;
+  if (inserted) {
+    RANKSCOPE_RETURN_IF_ERROR(AdmitLocked(info.identity));
+    p = &procs_[info.pid];
+    p->pid = info.pid;
+    p->first_seen = now;
+  }
+  if (!(p->kinds & kTrackerClient)) {
+    // The collector's first word on who it is: it knows its rank and job better than /proc
+    // (it can be given RANKSCOPE_JOB late). Fixed from then on, so that a process cannot
+    // churn through job names (each would be a new telemetry series).
+    const ProcIdentity kernel = inserted ? info.identity : p->identity;
+    p->identity = info.identity;
+    p->identity.uid = kernel.uid;
+    p->identity.gid = kernel.gid;
+    p->identity.start_ticks = info.identity.start_ticks ? info.identity.start_ticks : kernel.start_ticks;
+    p->identity.job = JobForLocked(info.identity.job, p->identity.uid, info.pid);
+  }
+  p->kinds |= kTrackerClient;
+  p->collector_address = info.collector_address;
+  p->step = info.step;
+  p->step_ms = info.step_ms;
+  p->busy = info.busy;
+  p->host = info.host;
+  p->fr_pending_s = info.fr_pending_s;
+  p->last_seen = now;
   return inserted;
+}
+
+bool ProcessRegistry::HasRoomFor(uid_t uid) {
+  std::lock_guard lock(mu_);
+  if (procs_.size() < limits_.max_per_uid && procs_.size() < limits_.max_processes) return true;
+  PruneLocked(Clock::now());
+  const size_t mine = std::count_if(procs_.begin(), procs_.end(), [&](const auto& kv) { return kv.second.identity.uid == uid; });
+  return procs_.size() < limits_.max_processes && mine < limits_.max_per_uid;
 }
 
 bool ProcessRegistry::Contains(int32_t pid) {
@@ -80,7 +141,7 @@ void ProcessRegistry::Remove(int32_t pid) {
 
 std::vector<ProcessInfo> ProcessRegistry::List() {
   std::lock_guard lock(mu_);
-  ExpireLocked(Clock::now());
+  PruneLocked(Clock::now());
   std::vector<ProcessInfo> out;
   out.reserve(procs_.size());
   for (const auto& [pid, p] : procs_) out.push_back(p);
@@ -100,6 +161,7 @@ nlohmann::json ToJson(const ProcessInfo& p, Clock::time_point now) {
     j["step"] = p.step;
     j["step_ms"] = p.step_ms;
     j["busy"] = p.busy;
+    j["host"] = p.host;
   }
   if (p.kinds & kKinetoClient) {
     j["kineto_profiler_busy"] = (p.kineto_type & 2) == 0;

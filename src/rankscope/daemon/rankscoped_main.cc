@@ -1,5 +1,6 @@
-// rankscoped: the rankscope node daemon. One per host; see docs/capture.md.
+// rankscoped: the rankscope node daemon. One per host; see docs/capture.md and docs/security.md.
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -7,12 +8,16 @@
 
 #include "rankscope/daemon/collector_endpoint.h"
 #include "rankscope/daemon/hang_watch.h"
-#include "rankscope/daemon/native_stacks.h"
 #include "rankscope/daemon/http_api.h"
 #include "rankscope/daemon/kineto_endpoint.h"
+#include "rankscope/daemon/native_stacks.h"
+#include "rankscope/daemon/token_file.h"
 #include "rankscope/telemetry/telemetry_service.h"
 
 namespace rd = rankscope::daemon;
+namespace rt = rankscope::telemetry;
+using rankscope::Status;
+using rankscope::StatusOr;
 
 namespace {
 
@@ -30,6 +35,8 @@ struct Flags {
   int kineto_roundup = 20;
   int auto_cooldown_s = 600;
   std::string ready_file;
+  size_t max_processes_per_uid = 256;
+  size_t http_connections_per_user = 8;
   // Telemetry (docs/telemetry.md)
   bool no_telemetry = false;
   int telemetry_interval_ms = 1000;
@@ -50,21 +57,44 @@ struct Flags {
   int native_after_s = 5;
 };
 
+// Everything the daemon runs, in the order it is started.
+struct Daemon {
+  std::string host;
+  std::unique_ptr<rd::ProcessRegistry> registry;
+  std::unique_ptr<rd::OutputDir> out;
+  std::unique_ptr<rd::KinetoStaging> staging;
+  std::unique_ptr<rd::CollectorEndpoint> collectors;
+  std::unique_ptr<rt::TelemetryService> telemetry;
+  std::unique_ptr<rd::CaptureManager> captures;
+  std::unique_ptr<rd::KinetoEndpoint> kineto;
+  std::unique_ptr<rd::HangWatch> hang_watch;
+  std::unique_ptr<rd::HttpApi> api;
+
+  // Stops in the reverse order, so that nothing is called once it is gone.
+  ~Daemon() {
+    api.reset();
+    hang_watch.reset();
+    kineto.reset();
+    if (collectors) collectors->Attach(nullptr);
+    captures.reset();
+    if (telemetry) telemetry->Stop();
+  }
+};
+
 std::string Hostname() {
   char buf[256] = {};
   ::gethostname(buf, sizeof(buf) - 1);
   return buf;
 }
 
-rankscope::StatusOr<std::string> ReadToken(const std::string& path) {
-  if (path.empty()) return std::string();
-  std::ifstream in(path);
-  if (!in) return rankscope::NotFound("cannot read the token file {}", path);
-  std::string token;
-  std::getline(in, token);
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  if (token.size() < 16) return rankscope::InvalidArgument("the token in {} is shorter than 16 characters", path);
-  return token;
+// The API is the daemon's only socket that waits on clients; many connections may be open
+// while it refuses the excess, and every capture opens a few descriptors.
+void RaiseFileLimit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = std::min<rlim_t>(r.rlim_max, 65536);
+    ::setrlimit(RLIMIT_NOFILE, &r);
+  }
 }
 
 // Tells a supervisor (or a test) where the API listens once everything is bound.
@@ -79,29 +109,141 @@ void WriteReadyFile(const std::string& path, int port, const std::string& out_di
 }
 
 // What the telemetry samplers need of the registry: who the training processes are.
-std::vector<rankscope::telemetry::Worker> Workers(rd::ProcessRegistry* registry) {
-  std::vector<rankscope::telemetry::Worker> out;
-  for (const auto& p : registry->List()) {
-    out.push_back({p.pid, p.identity.rank, p.identity.local_rank, p.identity.job});
-  }
+std::vector<rt::Worker> Workers(rd::ProcessRegistry* registry) {
+  std::vector<rt::Worker> out;
+  for (const auto& p : registry->List()) out.push_back({p.pid, p.identity.rank, p.identity.local_rank, p.identity.job});
   return out;
 }
 
-std::unique_ptr<rankscope::telemetry::TelemetryService> StartTelemetry(const Flags& f, const std::string& host,
-                                                                       rd::ProcessRegistry* registry) {
-  if (f.no_telemetry) return nullptr;
-  rankscope::telemetry::TelemetryService::Options t;
-  t.host = host;
+Status OpenOutput(const Flags& f, Daemon& d) {
+  d.registry = std::make_unique<rd::ProcessRegistry>(
+      std::chrono::seconds(f.expire_s), rd::RegistryLimits{.max_per_uid = f.max_processes_per_uid});
+  RANKSCOPE_ASSIGN_OR_RETURN(d.out, rd::OutputDir::Open(f.out_dir, f.disk_budget_mb * 1024 * 1024));
+  if (!f.no_kineto) {
+    RANKSCOPE_ASSIGN_OR_RETURN(d.staging, rd::KinetoStaging::Open(f.kineto_staging));
+  }
+  return rankscope::OkStatus();
+}
+
+Status StartCollectorEndpoint(const Flags& f, Daemon& d) {
+  RANKSCOPE_ASSIGN_OR_RETURN(rd::UnixAddress address, rd::UnixAddress::Parse(f.socket));
+  auto ep = rd::CollectorEndpoint::Start(address, d.out->root().string(), d.registry.get());
+  if (!ep.ok()) return ep.status().WithContext("collector endpoint");
+  d.collectors = std::move(*ep);
+  return rankscope::OkStatus();
+}
+
+void StartTelemetry(const Flags& f, Daemon& d) {
+  if (f.no_telemetry) return;
+  rt::TelemetryService::Options t;
+  t.host = d.host;
   t.interval = std::chrono::milliseconds(f.telemetry_interval_ms);
   t.gpu_interval = std::chrono::milliseconds(f.gpu_interval_ms);
   t.nvml_library = f.nvml_library;
   t.ring.retention_ns = int64_t{f.telemetry_retention_s} * 1'000'000'000;
   t.ring.max_bytes = size_t(f.telemetry_ring_mb) << 20;
-  t.workers = [registry] { return Workers(registry); };
-  auto service = std::make_unique<rankscope::telemetry::TelemetryService>(std::move(t));
-  fmt::print(stderr, "rankscoped: telemetry every {} ms, GPU {}\n", f.telemetry_interval_ms, service->gpu_status());
-  service->Start();
-  return service;
+  t.workers = [registry = d.registry.get()] { return Workers(registry); };
+  d.telemetry = std::make_unique<rt::TelemetryService>(std::move(t));
+  fmt::print(stderr, "rankscoped: telemetry every {} ms, GPU {}\n", f.telemetry_interval_ms, d.telemetry->gpu_status());
+  d.telemetry->Start();
+}
+
+// Saved before the manifest: once a capture reads "saved", its telemetry is on disk.
+std::function<Status(const rd::Capture&, const rd::CaptureManager::FileWriter&)> SaveTelemetry(const Flags& f, Daemon& d) {
+  if (!d.telemetry) return nullptr;
+  return [t = d.telemetry.get(), margin_ms = int64_t{f.telemetry_margin_s} * 1000, host = d.host](
+             const rd::Capture& c, const rd::CaptureManager::FileWriter& write) {
+    const int64_t end_ns = rt::UnixNowNs();
+    const int64_t start_ns = (c.created_unix_ms - margin_ms) * 1'000'000;
+    Status s = write(rt::SidecarFileName(host), t->WindowText(c.id, c.job, start_ns, end_ns));
+    return s.ok() ? s : s.WithContext("telemetry not saved");
+  };
+}
+
+void StartCaptures(const Flags& f, Daemon& d) {
+  rd::CaptureManager::Options opts;
+  opts.host = d.host;
+  opts.on_finished = SaveTelemetry(f, d);
+  opts.default_kineto_roundup = f.kineto_roundup;
+  opts.auto_cooldown = std::chrono::seconds(f.auto_cooldown_s);
+  opts.kineto_staging = d.staging.get();
+  opts.py_spy = rd::FindExecutable(f.py_spy);
+  opts.native_after = std::chrono::seconds(f.native_after_s);
+  if (opts.py_spy.empty() && !f.py_spy.empty()) {
+    fmt::print(stderr, "rankscoped: no py-spy ({}): a rank whose collector does not answer a snapshot gets no stack "
+               "(pip install py-spy, or --py-spy PATH)\n", f.py_spy);
+  }
+  rd::CollectorEndpoint* ce = d.collectors.get();
+  d.captures = std::make_unique<rd::CaptureManager>(
+      opts, d.registry.get(), d.out.get(),
+      [ce](const rd::UnixAddress& to, const nlohmann::json& msg) { return ce->Send(to, msg); });
+  ce->Attach(d.captures.get());
+}
+
+Status StartKineto(const Flags& f, Daemon& d) {
+  if (f.no_kineto) return rankscope::OkStatus();
+  const char* env_dir = std::getenv("KINETO_IPC_SOCKET_DIR");
+  const std::string dir = !f.kineto_socket_dir.empty() ? f.kineto_socket_dir : (env_dir ? env_dir : "");
+  auto k = rd::KinetoEndpoint::Start(dir, d.registry.get(), d.captures.get());
+  if (!k.ok()) return k.status().WithContext("Kineto endpoint (use --no-kineto if dynolog runs here)");
+  d.kineto = std::move(*k);
+  return rankscope::OkStatus();
+}
+
+void StartHangWatch(const Flags& f, Daemon& d) {
+  if (f.no_hang_watch) return;
+  rd::HangWatch::Options h;
+  h.thresholds = {f.hang_min_stall_s, f.hang_step_factor, f.hang_fr_pending_s};
+  h.interval = std::chrono::milliseconds(f.hang_interval_ms);
+  h.cooldown = std::chrono::seconds(f.hang_cooldown_s);
+  h.snapshot_timeout_s = f.hang_snapshot_timeout_s;
+  d.hang_watch = std::make_unique<rd::HangWatch>(h, d.registry.get(), d.captures.get());
+  d.hang_watch->Start();
+}
+
+Status StartApi(const Flags& f, const std::string& token, Daemon& d) {
+  rd::DaemonInfo info;
+  info.host = d.host;
+  info.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  rd::CollectorEndpoint* ce = d.collectors.get();
+  info.collector_address = ce->address();
+  info.collector_counts = [ce] {
+    return nlohmann::json{{"received", ce->messages()}, {"malformed", ce->malformed()}, {"refused", ce->refused()}};
+  };
+  if (rd::KinetoEndpoint* k = d.kineto.get()) {
+    info.kineto_address = k->address();
+    info.kineto_counts = [k] {
+      return nlohmann::json{{"received", k->polls()}, {"malformed", k->malformed()}, {"refused", k->refused()}};
+    };
+  }
+  info.telemetry = d.telemetry.get();
+  if (rd::HangWatch* w = d.hang_watch.get()) {
+    info.hangs = [w] { return w->Json(); };
+    info.hangs_brief = [w] { return w->Brief(); };
+    info.hang_metrics = [w] { return w->Metrics(); };
+  }
+  rd::HttpLimits limits;
+  limits.max_per_peer = f.http_connections_per_user;
+  d.api = std::make_unique<rd::HttpApi>(info, d.registry.get(), d.captures.get(), d.out.get(), token, limits);
+  return d.api->Start(f.bind, f.port);
+}
+
+StatusOr<std::unique_ptr<Daemon>> StartDaemon(const Flags& f) {
+  auto d = std::make_unique<Daemon>();
+  d->host = Hostname();
+  std::string token;
+  if (!f.token_file.empty()) {
+    RANKSCOPE_ASSIGN_OR_RETURN(token, rd::ReadTokenFile(f.token_file));
+  }
+  RANKSCOPE_RETURN_IF_ERROR(OpenOutput(f, *d));
+  RANKSCOPE_RETURN_IF_ERROR(StartCollectorEndpoint(f, *d));
+  StartTelemetry(f, *d);
+  StartCaptures(f, *d);
+  RANKSCOPE_RETURN_IF_ERROR(StartKineto(f, *d));
+  StartHangWatch(f, *d);
+  RANKSCOPE_RETURN_IF_ERROR(StartApi(f, token, *d));
+  return d;
 }
 
 int Run(const Flags& f) {
@@ -112,116 +254,31 @@ int Run(const Flags& f) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  RaiseFileLimit();
 
-  auto fail = [](const rankscope::Status& s) {
-    fmt::print(stderr, "rankscoped: error: {}\n", s.message());
+  auto daemon = StartDaemon(f);
+  if (!daemon.ok()) {
+    fmt::print(stderr, "rankscoped: error: {}\n", daemon.status().message());
     return 1;
-  };
-  auto token = ReadToken(f.token_file);
-  if (!token.ok()) return fail(token.status());
-  auto out = rd::OutputDir::Open(f.out_dir, f.disk_budget_mb * 1024 * 1024);
-  if (!out.ok()) return fail(out.status());
-  auto socket_addr = rd::UnixAddress::Parse(f.socket);
-  if (!socket_addr.ok()) return fail(socket_addr.status());
-
-  rd::ProcessRegistry registry{std::chrono::seconds(f.expire_s)};
-  auto collectors = rd::CollectorEndpoint::Start(*socket_addr, out->root().string(), &registry);
-  if (!collectors.ok()) return fail(collectors.status().WithContext("collector endpoint"));
-
-  rd::CaptureManager::Options opts;
-  opts.host = Hostname();
-  auto telemetry = StartTelemetry(f, opts.host, &registry);
-  if (telemetry) {
-    // Saved before the manifest: once a capture reads "saved", its telemetry is on disk.
-    opts.on_finished = [t = telemetry.get(), margin_ms = int64_t{f.telemetry_margin_s} * 1000,
-                        host = opts.host](const rd::Capture& c) {
-      const int64_t end_ns = rankscope::telemetry::UnixNowNs();
-      const int64_t start_ns = (c.created_unix_ms - margin_ms) * 1'000'000;
-      const auto path = c.dir / rankscope::telemetry::SidecarFileName(host);
-      if (auto s = t->SaveWindow(path.string(), c.id, c.job, start_ns, end_ns); !s.ok()) {
-        fmt::print(stderr, "rankscoped: capture {}: telemetry not saved: {}\n", c.id, s.message());
-      }
-    };
   }
-  opts.default_kineto_roundup = f.kineto_roundup;
-  opts.auto_cooldown = std::chrono::seconds(f.auto_cooldown_s);
-  opts.kineto_staging = f.kineto_staging;
-  opts.py_spy = rd::FindExecutable(f.py_spy);
-  opts.native_after = std::chrono::seconds(f.native_after_s);
-  if (opts.py_spy.empty() && !f.py_spy.empty()) {
-    fmt::print(stderr, "rankscoped: no py-spy ({}): a rank whose collector does not answer a snapshot gets no stack "
-               "(pip install py-spy, or --py-spy PATH)\n", f.py_spy);
-  }
-  rd::CollectorEndpoint* ce = collectors->get();
-  rd::CaptureManager captures(opts, &registry, &*out,
-                              [ce](const rd::UnixAddress& to, const nlohmann::json& msg) { return ce->Send(to, msg); });
-  ce->Attach(&captures);
-
-  std::unique_ptr<rd::KinetoEndpoint> kineto;
-  if (!f.no_kineto) {
-    const char* env_dir = std::getenv("KINETO_IPC_SOCKET_DIR");
-    const std::string dir = !f.kineto_socket_dir.empty() ? f.kineto_socket_dir : (env_dir ? env_dir : "");
-    auto k = rd::KinetoEndpoint::Start(dir, &registry, &captures);
-    if (!k.ok()) return fail(k.status().WithContext("Kineto endpoint (use --no-kineto if dynolog runs here)"));
-    kineto = std::move(*k);
-  }
-
-  rd::DaemonInfo info;
-  info.host = opts.host;
-  info.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
-  info.collector_address = ce->address();
-  info.collector_messages = [ce] { return ce->messages(); };
-  if (kineto) {
-    info.kineto_address = kineto->address();
-    rd::KinetoEndpoint* k = kineto.get();
-    info.kineto_polls = [k] { return k->polls(); };
-  }
-  info.telemetry = telemetry.get();
-  std::unique_ptr<rd::HangWatch> hang_watch;
-  if (!f.no_hang_watch) {
-    rd::HangWatch::Options h;
-    h.thresholds = {f.hang_min_stall_s, f.hang_step_factor, f.hang_fr_pending_s};
-    h.interval = std::chrono::milliseconds(f.hang_interval_ms);
-    h.cooldown = std::chrono::seconds(f.hang_cooldown_s);
-    h.snapshot_timeout_s = f.hang_snapshot_timeout_s;
-    hang_watch = std::make_unique<rd::HangWatch>(h, &registry, &captures);
-    rd::HangWatch* w = hang_watch.get();
-    info.hangs = [w] { return w->Json(); };
-    info.hangs_brief = [w] { return w->Brief(); };
-    info.hang_metrics = [w] { return w->Metrics(); };
-    hang_watch->Start();
-  }
-  rd::HttpApi api(info, &registry, &captures, &*out, *token);
-  if (auto s = api.Start(f.bind, f.port); !s.ok()) return fail(s);
-
-  fmt::print(stderr, "rankscoped: serving http://{}:{} (out {}, collector {}, kineto {})\n", f.bind, api.port(),
-             out->root().string(), ce->address(), kineto ? kineto->address() : "off");
-  WriteReadyFile(f.ready_file, api.port(), out->root().string());
+  const Daemon& d = **daemon;
+  fmt::print(stderr, "rankscoped: serving http://{}:{} (out {}, collector {}, kineto {}, staging {})\n", f.bind,
+             d.api->port(), d.out->root().string(), d.collectors->address(), d.kineto ? d.kineto->address() : "off",
+             d.staging ? d.staging->path() : "off");
+  WriteReadyFile(f.ready_file, d.api->port(), d.out->root().string());
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
   fmt::print(stderr, "rankscoped: stopping on signal {}\n", sig);
-  api.Stop();
-  if (hang_watch) hang_watch->Stop();
-  if (telemetry) telemetry->Stop();
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"rankscoped: the rankscope node daemon (registry, Kineto endpoint, HTTP API)", "rankscoped"};
-  Flags f;
-  if (const char* env = std::getenv("RANKSCOPE_OUT_DIR")) f.out_dir = env;
-  if (const char* env = std::getenv("RANKSCOPE_SOCKET")) f.socket = env;
-  if (const char* env = std::getenv("RANKSCOPE_NVML_LIBRARY")) f.nvml_library = env;
-  app.set_version_flag("--version", "rankscoped 0.1.0");
+void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--out-dir", f.out_dir, "The only directory traces and snapshots are written to")->capture_default_str();
   app.add_option("--disk-budget-mb", f.disk_budget_mb, "Evict the oldest captures above this (0: no limit)")->capture_default_str();
   app.add_option("--bind", f.bind, "HTTP API address; other than loopback requires --token-file")->capture_default_str();
   app.add_option("--port", f.port, "HTTP API port (0: any free port, see --ready-file)")->capture_default_str();
-  app.add_option("--token-file", f.token_file, "File whose first line is the API token (>= 16 characters)");
+  app.add_option("--token-file", f.token_file, "File whose first line is the API token (>= 16 characters, mode 600)");
   app.add_option("--socket", f.socket, "Collector socket: @name (abstract) or a path; env RANKSCOPE_SOCKET")->capture_default_str();
   app.add_option("--kineto-socket-dir", f.kineto_socket_dir, "Serve Kineto at DIR/dynolog (default: env KINETO_IPC_SOCKET_DIR, else abstract 'dynolog')");
   app.add_flag("--no-kineto", f.no_kineto, "Do not serve the Kineto endpoint (e.g. dynolog already runs here)");
@@ -230,6 +287,10 @@ int main(int argc, char** argv) {
   app.add_option("--kineto-roundup", f.kineto_roundup, "Default iteration round-up for Kineto clients")->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--auto-cooldown-s", f.auto_cooldown_s, "At most one auto-triggered trace per job in this time")->capture_default_str();
   app.add_option("--ready-file", f.ready_file, "Write {port, pid, out_dir} here once serving");
+  app.add_option("--max-processes-per-uid", f.max_processes_per_uid, "Registered processes per user at most")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  app.add_option("--http-connections-per-user", f.http_connections_per_user, "Open API connections per local user (or remote address)")
+      ->capture_default_str()->check(CLI::Range(1, 64));
   app.add_flag("--no-telemetry", f.no_telemetry, "Do not sample node telemetry (no /metrics, no telemetry beside traces)");
   app.add_option("--telemetry-interval-ms", f.telemetry_interval_ms, "Sampling interval of the /proc and /sys sources")
       ->capture_default_str()->check(CLI::Range(10, 60000));
@@ -259,6 +320,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--native-stacks-after-s", f.native_after_s, "Take a stack with py-spy when a collector has not answered a snapshot after this long")
       ->capture_default_str()->check(CLI::Range(1, 3600));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rankscoped: the rankscope node daemon (registry, Kineto endpoint, HTTP API)", "rankscoped"};
+  Flags f;
+  if (const char* env = std::getenv("RANKSCOPE_OUT_DIR")) f.out_dir = env;
+  if (const char* env = std::getenv("RANKSCOPE_SOCKET")) f.socket = env;
+  if (const char* env = std::getenv("RANKSCOPE_NVML_LIBRARY")) f.nvml_library = env;
+  app.set_version_flag("--version", "rankscoped 0.1.0");
+  AddFlags(app, f);
   CLI11_PARSE(app, argc, argv);
   return Run(f);
 }

@@ -9,7 +9,8 @@ int64_t EstimateCurrentStep(const ProcessInfo& p, Clock::time_point now) {
   if (p.step < 0) return 0;
   if (p.step_ms <= 0) return p.step;
   const double age_ms = std::chrono::duration<double, std::milli>(now - p.last_seen).count();
-  return p.step + static_cast<int64_t>(std::ceil(age_ms / p.step_ms));
+  // Bounded: step_ms comes from the collector (validated > 0, but it may be tiny).
+  return p.step + static_cast<int64_t>(std::min(std::ceil(age_ms / p.step_ms), 1e12));
 }
 
 int64_t RoundUp(int64_t value, int64_t multiple) {

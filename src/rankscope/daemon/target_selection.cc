@@ -21,11 +21,19 @@ std::string Who(const ProcessInfo& p) {
 
 }  // namespace
 
-StatusOr<SelectedTargets> SelectTargets(const std::vector<ProcessInfo>& registered, const Selection& selection,
-                                        bool need_collector) {
-  if (registered.empty()) {
+StatusOr<SelectedTargets> SelectTargets(const std::vector<ProcessInfo>& all, const Selection& selection,
+                                        bool need_collector, const Requester& who) {
+  if (all.empty()) {
     return NotFound("no training process is registered with this daemon (start the job with the rankscope "
                     "collector, `rankscope run -- ...`, or KINETO_USE_DAEMON=1)");
+  }
+  std::vector<ProcessInfo> registered;
+  for (const auto& p : all) {
+    if (who.may_capture(p.identity.uid)) registered.push_back(p);
+  }
+  if (registered.empty()) {
+    return NotFound("none of the {} registered processes belongs to you (uid {}): a local user can trace or "
+                    "snapshot only their own processes (root can capture any)", all.size(), *who.local_uid);
   }
   SelectedTargets out;
   std::vector<ProcessInfo> in_job;

@@ -1,5 +1,6 @@
 #include "rankscope/daemon/unix_socket.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,6 +60,27 @@ bool UnixAddress::operator==(const UnixAddress& other) const {
   return len == other.len && std::memcmp(&addr, &other.addr, len) == 0;
 }
 
+namespace {
+
+// Training processes may run as other users; the socket is the only thing they can reach.
+// chmod() by name would follow a symlink swapped in after bind() (the directory may be /tmp):
+// open the name without following, check it is a socket, and change that inode.
+Status MakeReachable(const char* path) {
+  const int fd = ::open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return IoError("socket {}: {}", path, std::strerror(errno));
+  struct stat st {};
+  Status s;
+  if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    s = FailedPrecondition("{} is no longer the daemon's socket (replaced?)", path);
+  } else if (::chmod(fmt::format("/proc/self/fd/{}", fd).c_str(), 0666) != 0) {
+    s = IoError("chmod {}: {}", path, std::strerror(errno));
+  }
+  ::close(fd);
+  return s;
+}
+
+}  // namespace
+
 UnixDgramSocket::~UnixDgramSocket() {
   if (fd_ >= 0) ::close(fd_);
   if (unlink_on_close_) ::unlink(address_.addr.sun_path);
@@ -91,10 +113,13 @@ StatusOr<UnixDgramSocket> UnixDgramSocket::Bind(const UnixAddress& address) {
     return IoError("bind {}: {}{}", address.ToString(), std::strerror(errno),
                    errno == EADDRINUSE ? " (another daemon already serves this address)" : "");
   }
+  const int on = 1;
+  if (::setsockopt(sock.fd_, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0) {
+    return IoError("SO_PASSCRED on {}: {}", address.ToString(), std::strerror(errno));
+  }
   if (!address.is_abstract()) {
-    // Training processes may run as other users; the socket is the only thing they can reach.
-    ::chmod(address.addr.sun_path, 0666);
     sock.unlink_on_close_ = true;
+    RANKSCOPE_RETURN_IF_ERROR(MakeReachable(address.addr.sun_path));
   }
   sock.address_ = address;
   return sock;
@@ -103,17 +128,27 @@ StatusOr<UnixDgramSocket> UnixDgramSocket::Bind(const UnixAddress& address) {
 StatusOr<Datagram> UnixDgramSocket::Receive(std::span<uint8_t> buf) {
   Datagram d;
   iovec iov{buf.data(), buf.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
   msghdr msg{};
   msg.msg_name = &d.sender.addr;
   msg.msg_namelen = sizeof(d.sender.addr);
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
   // MSG_TRUNC makes the kernel return the datagram's real length even when it did not fit.
-  ssize_t n = ::recvmsg(fd_, &msg, MSG_TRUNC);
+  ssize_t n = ::recvmsg(fd_, &msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
   if (n < 0) return IoError("recvmsg: {}", std::strerror(errno));
   d.size = static_cast<size_t>(n);
   d.truncated = d.size > buf.size() || (msg.msg_flags & MSG_TRUNC);
   d.sender.len = msg.msg_namelen;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+      ucred cred{};
+      std::memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+      d.peer = {true, static_cast<int32_t>(cred.pid), cred.uid, cred.gid};
+    }
+  }
   return d;
 }
 

@@ -34,10 +34,21 @@ struct UnixAddress {
   bool operator==(const UnixAddress& other) const;
 };
 
+// Who sent a datagram, as the kernel says (SCM_CREDENTIALS): a process can only send its own
+// pid, uid and gid (unless it has CAP_SYS_ADMIN / CAP_SETUID, i.e. is root already). pid is 0
+// when the sender lives in a pid namespace the daemon cannot see.
+struct PeerCredentials {
+  bool known = false;
+  int32_t pid = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
 struct Datagram {
   size_t size = 0;        // bytes received (the whole datagram, even when truncated into buf)
   bool truncated = false;
   UnixAddress sender;
+  PeerCredentials peer;
 };
 
 class UnixDgramSocket {
@@ -49,8 +60,9 @@ class UnixDgramSocket {
   UnixDgramSocket(const UnixDgramSocket&) = delete;
   UnixDgramSocket& operator=(const UnixDgramSocket&) = delete;
 
-  // Binds a new socket. A filesystem path is unlinked first and made 0666 after binding so
-  // that training processes of any user on the node can reach the daemon.
+  // Binds a new socket that receives its senders' credentials (SO_PASSCRED). A filesystem path
+  // is unlinked first and made 0666 after binding so that training processes of any user on
+  // the node can reach the daemon.
   static StatusOr<UnixDgramSocket> Bind(const UnixAddress& address);
   // An unbound socket for sending only (tests, the collector side in C++).
   static StatusOr<UnixDgramSocket> Unbound();

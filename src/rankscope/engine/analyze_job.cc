@@ -7,7 +7,7 @@
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/base/parallel_for.h"
 #include "rankscope/engine/capture_hosts.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
 #include "rankscope/ingest/trace_set.h"
 
 namespace rankscope {
@@ -43,7 +43,7 @@ std::vector<MappedFile> MapFiles(const std::vector<std::string>& files, const An
   if (progress) progress->Start(files.size());
   ParallelFor(files.size(), threads, [&](size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto model = ReadKinetoTrace(files[i]);
+    auto model = ReadTrace(files[i]);
     const int64_t ingest_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     if (!model.ok()) {

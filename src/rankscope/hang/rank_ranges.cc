@@ -1,7 +1,8 @@
 #include "rankscope/hang/rank_ranges.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "rankscope/base/parse_int.h"
 
 namespace rankscope::hang {
 namespace {
@@ -18,12 +19,9 @@ void AppendRun(int64_t first, int64_t last, std::string* out) {
 }
 
 StatusOr<int64_t> ParseRank(std::string_view text, std::string_view whole) {
-  int64_t v = -1;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0) {
-    return InvalidArgument("'{}' in the rank list '{}' is not a rank (a number >= 0)", text, whole);
-  }
-  return v;
+  const std::optional<int64_t> v = ParseInt(text);
+  if (!v || *v < 0) return InvalidArgument("'{}' in the rank list '{}' is not a rank (a number >= 0)", text, whole);
+  return *v;
 }
 
 }  // namespace

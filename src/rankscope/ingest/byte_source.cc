@@ -57,7 +57,8 @@ class MemorySource final : public ByteSource {
   size_t pos_ = 0;
 };
 
-// Re-serves bytes that were read ahead to sniff the format, then the rest of the source.
+// Re-serves bytes that were read ahead to sniff the compression or the format, then the rest of
+// the source.
 class PrefixedSource final : public ByteSource {
  public:
   PrefixedSource(std::string prefix, std::unique_ptr<ByteSource> rest)
@@ -72,6 +73,7 @@ class PrefixedSource final : public ByteSource {
     return rest_->Read(dst, max);
   }
   uint64_t raw_bytes_consumed() const override { return rest_->raw_bytes_consumed(); }
+  bool is_gzip() const override { return rest_->is_gzip(); }
 
  private:
   std::string prefix_;
@@ -191,12 +193,38 @@ StatusOr<std::unique_ptr<ByteSource>> Sniff(std::unique_ptr<ByteSource> raw) {
   return std::unique_ptr<ByteSource>(std::move(prefixed));
 }
 
+const char* FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
 }  // namespace
 
+StatusOr<std::string> PeekHead(std::unique_ptr<ByteSource>* source, size_t max) {
+  std::string head(max, '\0');
+  size_t n = 0;
+  while (n < max) {
+    RANKSCOPE_ASSIGN_OR_RETURN(size_t got, (*source)->Read(head.data() + n, max - n));
+    if (got == 0) break;
+    n += got;
+  }
+  head.resize(n);
+  const uint64_t hint = (*source)->size_hint();
+  *source = std::make_unique<PrefixedSource>(head, std::move(*source));
+  (*source)->set_size_hint(hint);
+  return head;
+}
+
 StatusOr<std::unique_ptr<ByteSource>> OpenTraceFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return NotFound("{}: no such file", path);
+    if (errno == ELOOP) return InvalidArgument("{}: symlink loop (too many levels of symbolic links)", path);
     return IoError("{}: cannot open: {}", path, std::strerror(errno));
   }
   struct stat st {};
@@ -205,10 +233,11 @@ StatusOr<std::unique_ptr<ByteSource>> OpenTraceFile(const std::string& path) {
     ::close(fd);
     return IoError("{}: cannot stat: {}", path, std::strerror(err));
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return InvalidArgument("{}: is a directory, not a trace file", path);
+    return InvalidArgument("{}: is {}, not a trace file (only regular files are read)", path, FileKind(st.st_mode));
   }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   uint8_t trailer[4] = {0, 0, 0, 0};

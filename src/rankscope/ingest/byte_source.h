@@ -38,4 +38,8 @@ StatusOr<std::unique_ptr<ByteSource>> OpenTraceFile(const std::string& path);
 // The same over bytes in memory (the caller keeps `data` alive). Used by tests and the fuzzer.
 std::unique_ptr<ByteSource> OpenTraceBytes(std::string_view data);
 
+// Reads up to `max` bytes from the start of *source (fewer at its end) and returns them without
+// consuming them: *source becomes a source that serves them again, then the rest.
+StatusOr<std::string> PeekHead(std::unique_ptr<ByteSource>* source, size_t max);
+
 }  // namespace rankscope

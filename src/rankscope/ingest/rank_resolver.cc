@@ -5,7 +5,7 @@
 
 namespace rankscope {
 
-const char* RankSourceName(RankSource s) {
+std::string_view RankSourceName(RankSource s) {
   switch (s) {
     case RankSource::kDistributedInfo: return "distributedInfo";
     case RankSource::kFileName: return "file name";

@@ -13,7 +13,7 @@
 namespace rankscope {
 
 enum class RankSource { kDistributedInfo, kFileName, kDefault };
-const char* RankSourceName(RankSource s);
+std::string_view RankSourceName(RankSource s);  // "distributedInfo", "file name", "default"
 
 struct RankAssignment {
   int64_t rank = 0;

@@ -4,25 +4,25 @@
 
 namespace rankscope {
 
-std::string_view CategoryName(Category c) {
-  switch (c) {
-    case Category::kNone: return "(none)";
-    case Category::kOther: return "other";
-    case Category::kCpuOp: return "cpu_op";
-    case Category::kUserAnnotation: return "user_annotation";
-    case Category::kGpuUserAnnotation: return "gpu_user_annotation";
-    case Category::kPythonFunction: return "python_function";
-    case Category::kCudaRuntime: return "cuda_runtime";
-    case Category::kCudaDriver: return "cuda_driver";
-    case Category::kKernel: return "kernel";
-    case Category::kGpuMemcpy: return "gpu_memcpy";
-    case Category::kGpuMemset: return "gpu_memset";
-    case Category::kCudaSync: return "cuda_sync";
-    case Category::kCpuInstant: return "cpu_instant_event";
-    case Category::kTrace: return "Trace";
-    case Category::kOverhead: return "overhead";
-    case Category::kFlow: return "flow";
-    case Category::kCount: break;
+std::string_view ActivityKindName(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kNone: return "none";
+    case ActivityKind::kOther: return "other";
+    case ActivityKind::kHostOp: return "host_op";
+    case ActivityKind::kAnnotation: return "annotation";
+    case ActivityKind::kDeviceAnnotation: return "device_annotation";
+    case ActivityKind::kPythonFrame: return "python_frame";
+    case ActivityKind::kRuntimeCall: return "runtime_call";
+    case ActivityKind::kDriverCall: return "driver_call";
+    case ActivityKind::kDeviceKernel: return "device_kernel";
+    case ActivityKind::kDeviceMemcpy: return "device_memcpy";
+    case ActivityKind::kDeviceMemset: return "device_memset";
+    case ActivityKind::kDeviceSync: return "device_sync";
+    case ActivityKind::kInstant: return "instant";
+    case ActivityKind::kProfilerSpan: return "profiler_span";
+    case ActivityKind::kProfilerOverhead: return "profiler_overhead";
+    case ActivityKind::kFlow: return "flow";
+    case ActivityKind::kCount: break;
   }
   return "?";
 }
@@ -39,7 +39,7 @@ void SliceTable::reserve(size_t n) {
   dur.reserve(n);
   name.reserve(n);
   track.reserve(n);
-  category.reserve(n);
+  kind.reserve(n);
   correlation.reserve(n);
   external_id.reserve(n);
   detail.reserve(n);
@@ -48,7 +48,7 @@ void SliceTable::reserve(size_t n) {
 size_t SliceTable::MemoryBytes() const {
   return ts.capacity() * sizeof(int64_t) + dur.capacity() * sizeof(int64_t) +
          name.capacity() * sizeof(StringId) + track.capacity() * sizeof(uint32_t) +
-         category.capacity() * sizeof(Category) + correlation.capacity() * sizeof(int64_t) +
+         kind.capacity() * sizeof(ActivityKind) + correlation.capacity() * sizeof(int64_t) +
          external_id.capacity() * sizeof(int64_t) + detail.capacity() * sizeof(uint32_t);
 }
 
@@ -72,7 +72,7 @@ size_t TraceModel::MemoryBytes() const {
   return strings.MemoryBytes() + slices.MemoryBytes() + gpu.capacity() * sizeof(GpuActivityInfo) +
          python.capacity() * sizeof(PythonFrameInfo) + collectives.capacity() * sizeof(CollectiveInfo) +
          (forward_ops.capacity() + backward_ops.capacity()) * sizeof(uint32_t) +
-         instants.ts.capacity() * (sizeof(int64_t) + sizeof(StringId) + sizeof(uint32_t) + sizeof(Category)) +
+         instants.ts.capacity() * (sizeof(int64_t) + sizeof(StringId) + sizeof(uint32_t) + sizeof(ActivityKind)) +
          memory.capacity() * sizeof(MemoryEvent) + flows.capacity() * sizeof(FlowEvent) +
          tracks.capacity() * sizeof(Track) + processes.capacity() * sizeof(Process);
 }

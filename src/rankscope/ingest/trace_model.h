@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "rankscope/base/string_pool.h"
-#include "rankscope/ingest/category.h"
+#include "rankscope/ingest/activity_kind.h"
 
 namespace rankscope {
 
@@ -43,16 +43,16 @@ struct Process {
   StringId labels = StringPool::kEmptyId;  // from ph:M process_labels ("CPU", "GPU 0")
 };
 
-// ph:X complete events (CPU ops, annotations, Python functions, runtime calls, GPU activity).
+// ph:X complete events (host ops, annotations, Python frames, runtime calls, device activity).
 struct SliceTable {
   std::vector<int64_t> ts;
   std::vector<int64_t> dur;
   std::vector<StringId> name;
   std::vector<uint32_t> track;
-  std::vector<Category> category;
+  std::vector<ActivityKind> kind;     // what the event is (format-neutral)
   std::vector<int64_t> correlation;   // args.correlation, or kNoId
   std::vector<int64_t> external_id;   // args["External id"] / args["external id"], or kNoId
-  // Row in `gpu` (GPU activity) or `python` (python_function); kNoDetail otherwise.
+  // Row in `gpu` (device activity) or `python` (Python frames); kNoDetail otherwise.
   std::vector<uint32_t> detail;
 
   size_t size() const { return ts.size(); }
@@ -60,7 +60,7 @@ struct SliceTable {
   size_t MemoryBytes() const;
 };
 
-// Extra columns of a GPU activity (kernel, memcpy, memset, sync).
+// Extra columns of a device activity (kernel, memcpy, memset, sync) on a GPU or another accelerator.
 struct GpuActivityInfo {
   int32_t device = -1;   // args.device, else the GPU event's pid
   int32_t stream = -1;   // args.stream, else the GPU event's tid ("stream 7" -> 7)
@@ -108,7 +108,7 @@ struct InstantTable {  // ph:i / ph:I, except [memory]
   std::vector<int64_t> ts;
   std::vector<StringId> name;
   std::vector<uint32_t> track;
-  std::vector<Category> category;
+  std::vector<ActivityKind> kind;     // what the event is (format-neutral)
   size_t size() const { return ts.size(); }
 };
 
@@ -190,13 +190,13 @@ struct SkipCounts {
 
 struct IngestStats {
   uint64_t file_bytes = 0;   // bytes on disk
-  uint64_t json_bytes = 0;   // bytes of JSON (after gunzip)
+  uint64_t json_bytes = 0;   // bytes of the trace after gunzip (JSON for Kineto)
   bool gzip = false;
   uint64_t elements = 0;     // elements of traceEvents
   uint64_t by_phase[128] = {};
-  // Events per category as spelled in the file ("kernel" and "Kernel" stay apart).
-  uint64_t by_known_category[kNumKnownCategories] = {};
-  std::map<std::string, uint64_t> by_other_category;  // spellings not in kKnownCategories
+  // Events per category as the format spells it (Kineto's "kernel" and "Kernel" stay apart),
+  // and events that have none.
+  std::map<std::string, uint64_t> by_category;
   uint64_t without_category = 0;
   SkipCounts skipped;         // events dropped
   SkipCounts ignored_fields;  // events kept, one field ignored
@@ -227,7 +227,7 @@ struct TraceModel {
   std::string_view Str(StringId id) const { return strings.Get(id); }
   const GpuActivityInfo* GpuInfo(size_t slice) const {
     const uint32_t d = slices.detail[slice];
-    return d != kNoDetail && IsGpuActivity(slices.category[slice]) ? &gpu[d] : nullptr;
+    return d != kNoDetail && IsDeviceActivity(slices.kind[slice]) ? &gpu[d] : nullptr;
   }
   std::string JsonIdText(const JsonId& id) const;
   size_t MemoryBytes() const;

@@ -5,26 +5,21 @@
 #include <system_error>
 
 #include "rankscope/base/parallel_for.h"
-#include "rankscope/ingest/kineto_reader.h"
+#include "rankscope/ingest/read_trace.h"
+#include "rankscope/ingest/trace_formats.h"
 
 namespace rankscope {
 namespace fs = std::filesystem;
-
-namespace {
-bool LooksLikeTraceFile(const fs::path& p) {
-  const std::string name = p.filename().string();
-  auto ends_with = [&](std::string_view suffix) {
-    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".json") || ends_with(".json.gz");
-}
-}  // namespace
 
 StatusOr<std::vector<std::string>> DiscoverTraceFiles(const std::vector<std::string>& inputs) {
   std::vector<std::string> files;
   for (const std::string& input : inputs) {
     std::error_code ec;
     const fs::file_status status = fs::status(input, ec);
+    if (ec == std::errc::too_many_symbolic_link_levels) {
+      return InvalidArgument("{}: symlink loop (too many levels of symbolic links)", input);
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory) return IoError("{}: {}", input, ec.message());
     if (ec || !fs::exists(status)) return NotFound("{}: no such file or directory", input);
     if (!fs::is_directory(status)) {
       files.push_back(input);
@@ -33,10 +28,10 @@ StatusOr<std::vector<std::string>> DiscoverTraceFiles(const std::vector<std::str
     std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(input, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_regular_file(ec) && LooksLikeTraceFile(it->path())) found.push_back(it->path().string());
+      if (it->is_regular_file(ec) && HasTraceFileSuffix(it->path().filename().string())) found.push_back(it->path().string());
     }
     if (ec) return IoError("{}: cannot list directory: {}", input, ec.message());
-    if (found.empty()) return NotFound("{}: no trace files (*.json, *.json.gz) in this directory", input);
+    if (found.empty()) return NotFound("{}: no trace files ({}) in this directory", input, TraceFilePatterns());
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
@@ -45,7 +40,7 @@ StatusOr<std::vector<std::string>> DiscoverTraceFiles(const std::vector<std::str
 
 void ForEachTrace(const std::vector<std::string>& files, const ReaderOptions& options, unsigned threads,
                   const std::function<void(size_t, StatusOr<TraceModel>)>& fn) {
-  ParallelFor(files.size(), threads, [&](size_t i) { fn(i, ReadKinetoTrace(files[i], options)); });
+  ParallelFor(files.size(), threads, [&](size_t i) { fn(i, ReadTrace(files[i], options)); });
 }
 
 }  // namespace rankscope

@@ -15,8 +15,9 @@
 
 namespace rankscope {
 
-// Expands files and directories (searched recursively) into trace files, sorted by path.
-// Trace files end in .json or .json.gz; rankscope's own sidecar files use other extensions.
+// Expands files and directories (searched recursively) into trace files, sorted by path. In a
+// directory, trace files are those whose names end as some format's do (.json, .json.gz);
+// rankscope's own sidecar files use other endings.
 StatusOr<std::vector<std::string>> DiscoverTraceFiles(const std::vector<std::string>& inputs);
 
 // Reads files[i] for every i on up to `threads` threads and calls fn(i, result) as each is done.

@@ -1,5 +1,5 @@
-// Terminal rendering of `rankscope analyze`: per rank, sections in the order of DESIGN.md's
-// definitions, each table worst first, at most 100 columns wide.
+// Terminal rendering of `rankscope analyze`: per rank, sections in the order of
+// docs/definitions.md, each table worst first, at most 100 columns wide.
 #pragma once
 
 #include <string>

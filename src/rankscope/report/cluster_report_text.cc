@@ -15,7 +15,7 @@ namespace {
 constexpr size_t kWidth = 100;
 constexpr size_t kAllRanksUpTo = 16;  // larger jobs list the slowest ranks only
 
-std::string D(double ns) { return FormatDuration(ns); }
+std::string D(double ns) { return FormatNs(ns); }
 
 std::string Wrap(std::string_view text, const std::string& indent, const std::string& first_indent) {
   return WrapLines(text, first_indent, indent, kWidth);

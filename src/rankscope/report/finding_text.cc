@@ -10,7 +10,7 @@
 namespace rankscope {
 namespace {
 
-std::string D(double ns) { return FormatDuration(ns); }
+std::string D(double ns) { return FormatNs(ns); }
 
 std::string Per(const Finding& f) { return "/" + f.cost.unit; }
 

@@ -40,7 +40,7 @@ std::string RenderFindingsSection(const std::vector<Finding>& findings, const Fi
   if (context.total_saving_ns > 0) {
     out += "\n" + WrapLines(fmt::format("What-if: with every slow rank and node like the median rank, the step would "
                                         "take {} instead of {} ({:.1f}% less)",
-                                        FormatDuration(context.total_estimated_step_ns), FormatDuration(context.total_step_ns),
+                                        FormatNs(context.total_estimated_step_ns), FormatNs(context.total_step_ns),
                                         100 * context.total_saving_ns / context.total_step_ns),
                             "  ", "  ");
   }

@@ -2,17 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "rankscope/report/text_format.h"
+
 namespace rankscope {
 namespace {
 
 std::string Pct(const telemetry::Figure& f) { return f ? fmt::format("{:.1f}%", *f * 100) : "-"; }
 std::string Cores(const telemetry::Figure& f) { return f ? fmt::format("{:.2f}", *f) : "-"; }
 std::string Bytes(const telemetry::Figure& f) {
-  if (!f) return "-";
-  const double b = *f;
-  if (b >= double(1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
-  if (b >= double(1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
-  return fmt::format("{:.0f} KiB", b / 1024.0);
+  return f && std::isfinite(*f) ? FormatByteCount(static_cast<int64_t>(*f)) : "-";
 }
 std::string Rate(const telemetry::Figure& f) { return f ? fmt::format("{:.2f} MB/s", *f / 1e6) : "-"; }
 

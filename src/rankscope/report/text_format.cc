@@ -2,22 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <ctime>
 
 namespace rankscope {
 
-std::string FormatNs(int64_t ns) {
-  const int64_t a = ns < 0 ? -ns : ns;
-  if (a >= 1'000'000'000) return fmt::format("{:.3f} s", ns / 1e9);
-  if (a >= 1'000'000) return fmt::format("{:.2f} ms", ns / 1e6);
-  if (a >= 1'000) return fmt::format("{:.1f} us", ns / 1e3);
-  return fmt::format("{} ns", ns);
-}
-
-std::string FormatDuration(double ns) {
-  const double a = ns < 0 ? -ns : ns;
-  if (a >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
-  if (a >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
+std::string FormatNs(double ns) {
+  const double a = std::fabs(ns);
+  if (a >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.2f} ms", ns / 1e6);
   if (a >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
   return fmt::format("{:.0f} ns", ns);
 }

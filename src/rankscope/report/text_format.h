@@ -1,5 +1,7 @@
 // Small helpers for terminal output: durations, shares, bytes, names cut to a width, and ANSI
-// colour that is switched on only when writing to a terminal.
+// colour that is switched on only when writing to a terminal. Every report formats durations
+// with FormatNs and byte counts with FormatByteCount, so that one number reads the same
+// everywhere.
 #pragma once
 
 #include <cstdint>
@@ -8,10 +10,9 @@
 
 namespace rankscope {
 
-std::string FormatNs(int64_t ns);          // "812 ns", "45.2 us", "12.34 ms", "1.234 s"
-std::string FormatDuration(double ns);     // "812 ns", "45.2 us", "12.3 ms", "1.23 s" (findings' prose)
+std::string FormatNs(double ns);           // "812 ns", "45.2 us", "12.34 ms", "1.234 s"
 std::string FormatShare(double share);     // 0.1234 -> "12.3%"
-std::string FormatByteCount(int64_t bytes);  // "1.5 MiB"
+std::string FormatByteCount(int64_t bytes);  // "512 B", "1.5 KiB", "12.3 MiB", "1.25 GiB"; "-" if < 0
 std::string FormatUtcTime(int64_t abs_ns);   // "2026-11-21 17:35:55.123456 UTC"
 
 // A kernel or op name for a table cell: drops a leading "void " and a trailing argument list,

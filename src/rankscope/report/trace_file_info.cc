@@ -3,52 +3,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <ctime>
 #include <set>
 #include <unordered_set>
 
 #include "rankscope/analysis/comm_kernel_name.h"
+#include "rankscope/analysis/window.h"
+#include "rankscope/report/text_format.h"
 
 namespace rankscope {
 namespace {
-
-// "ProfilerStep#12" -> 12
-std::optional<int64_t> ProfilerStepNumber(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  name.remove_prefix(kPrefix.size());
-  int64_t n = 0;
-  auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
-  if (ec != std::errc() || ptr != name.data() + name.size()) return std::nullopt;
-  return n;
-}
-
-// "nccl:all_reduce", "gloo:broadcast" -> the collective part.
-std::optional<std::string_view> CollectiveAnnotation(std::string_view name) {
-  for (std::string_view prefix : {"nccl:", "gloo:", "rccl:", "hccl:", "mpi:", "ucc:"}) {
-    if (name.substr(0, prefix.size()) == prefix && name.size() > prefix.size()) return name.substr(prefix.size());
-  }
-  return std::nullopt;
-}
-
-bool IsCpuSide(Category c) {
-  return c == Category::kCpuOp || c == Category::kUserAnnotation || c == Category::kPythonFunction;
-}
 
 void CountLinks(const TraceModel& m, TraceFileInfo* info) {
   const SliceTable& s = m.slices;
   std::unordered_set<int64_t> launch_correlations, cpu_external_ids;
   for (size_t i = 0; i < s.size(); ++i) {
-    const Category c = s.category[i];
-    if ((c == Category::kCudaRuntime || c == Category::kCudaDriver) && s.correlation[i] != kNoId) {
+    const ActivityKind c = s.kind[i];
+    if ((c == ActivityKind::kRuntimeCall || c == ActivityKind::kDriverCall) && s.correlation[i] != kNoId) {
       launch_correlations.insert(s.correlation[i]);
-    } else if ((c == Category::kCpuOp || c == Category::kUserAnnotation) && s.external_id[i] != kNoId) {
+    } else if ((c == ActivityKind::kHostOp || c == ActivityKind::kAnnotation) && s.external_id[i] != kNoId) {
       cpu_external_ids.insert(s.external_id[i]);
     }
   }
   for (size_t i = 0; i < s.size(); ++i) {
-    if (!IsGpuActivity(s.category[i])) continue;
+    if (!IsDeviceActivity(s.kind[i])) continue;
     ++info->gpu_activities;
     if (s.correlation[i] != kNoId) {
       ++info->gpu_with_correlation;
@@ -63,10 +40,7 @@ void CountLinks(const TraceModel& m, TraceFileInfo* info) {
 
 void CountCategories(const TraceModel& m, TraceFileInfo* info) {
   const IngestStats& st = m.stats;
-  for (int i = 0; i < kNumKnownCategories; ++i) {
-    if (st.by_known_category[i] > 0) info->by_category[std::string(kKnownCategories[i].text)] += st.by_known_category[i];
-  }
-  for (const auto& [name, n] : st.by_other_category) info->by_category[name] += n;
+  info->by_category = st.by_category;
   if (st.without_category > 0) info->by_category["(none)"] += st.without_category;
   for (int c = 0; c < 128; ++c) {
     if (st.by_phase[c] > 0) info->by_phase[static_cast<char>(c)] = st.by_phase[c];
@@ -84,13 +58,13 @@ void CountSlices(const TraceModel& m, TraceFileInfo* info) {
   for (size_t i = 0; i < s.size(); ++i) {
     lo = std::min(lo, s.ts[i]);
     hi = std::max(hi, s.ts[i] + s.dur[i]);
-    const Category c = s.category[i];
+    const ActivityKind c = s.kind[i];
     const std::string_view name = m.Str(s.name[i]);
     if (auto step = ProfilerStepNumber(name)) {
       ++info->profiler_step_events;
-      if (c != Category::kGpuUserAnnotation) steps.insert(*step);
+      if (c != ActivityKind::kDeviceAnnotation) steps.insert(*step);
     }
-    if (c == Category::kKernel) {
+    if (c == ActivityKind::kDeviceKernel) {
       ++info->kernels;
       kernel_names.insert(s.name[i]);
       CommKernelName decoded;
@@ -100,13 +74,15 @@ void CountSlices(const TraceModel& m, TraceFileInfo* info) {
       streams.emplace(g->device, g->stream);  // stream -1: Event/Context Sync, not on a stream
       gpus.insert(g->device);
     }
-    if (IsCpuSide(c)) {
+    if (IsHostActivity(c)) {
       cpu_tracks.insert(s.track[i]);
-      if (auto coll = CollectiveAnnotation(name)) ++info->collectives[CanonicalCollectiveName(*coll)].annotations;
+      if (const std::string_view op = CollectiveAnnotationOp(name); !op.empty()) {
+        ++info->collectives[CanonicalCollectiveName(op)].annotations;
+      }
     }
   }
   for (const CollectiveInfo& ci : m.collectives) {
-    if (IsGpuActivity(s.category[ci.slice])) continue;  // counted as a kernel above
+    if (IsDeviceActivity(s.kind[ci.slice])) continue;  // counted as a kernel above
     if (ci.source == CollectiveSource::kAnnotationShape) continue;  // counted as an annotation
     ++info->collectives[CanonicalCollectiveName(m.Str(ci.collective_name))].cpu_ops;
   }
@@ -125,28 +101,6 @@ void CountSlices(const TraceModel& m, TraceFileInfo* info) {
     info->start_ns = m.AbsoluteNs(lo);
     info->end_ns = m.AbsoluteNs(hi);
   }
-}
-
-std::string FormatBytes(uint64_t b) {
-  if (b >= (1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
-  if (b >= (1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
-  if (b >= 1024) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{} B", b);
-}
-
-std::string FormatUtc(int64_t ns) {
-  const std::time_t secs = static_cast<std::time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  return fmt::format("{}.{:06d} UTC", buf, (ns % 1000000000) / 1000);
-}
-
-std::string FormatDuration(int64_t ns) {
-  if (ns >= 1000000000) return fmt::format("{:.3f} s", ns / 1e9);
-  if (ns >= 1000000) return fmt::format("{:.3f} ms", ns / 1e6);
-  return fmt::format("{:.3f} us", ns / 1e3);
 }
 
 nlohmann::json SkipsToJson(const SkipCounts& skips) {
@@ -240,8 +194,8 @@ std::string RenderTraceFileInfo(const TraceFileInfo& i) {
     out += fmt::format("  {:<18} {}\n", label, value);
   };
   out += fmt::format("{}\n", i.path);
-  line("size", fmt::format("{} on disk{}, {} JSON", FormatBytes(i.file_bytes), i.gzip ? " (gzip)" : "",
-                           FormatBytes(i.json_bytes)));
+  line("size", fmt::format("{} on disk{}, {} JSON", FormatByteCount(static_cast<int64_t>(i.file_bytes)), i.gzip ? " (gzip)" : "",
+                           FormatByteCount(static_cast<int64_t>(i.json_bytes))));
   std::string rank = i.rank_resolved ? fmt::format("{} (from {})", i.rank.rank, RankSourceName(i.rank.source))
                                      : std::string("unresolved");
   line("rank", fmt::format("{}, world size {}, backend {}", rank,
@@ -263,7 +217,7 @@ std::string RenderTraceFileInfo(const TraceFileInfo& i) {
                                               : fmt::format("devices [{}], {} stream(s)",
                                                             fmt::join(i.active_gpus, ", "), i.gpu_streams));
   if (i.has_span) {
-    line("time span", fmt::format("{} .. +{}", FormatUtc(i.start_ns), FormatDuration(i.end_ns - i.start_ns)));
+    line("time span", fmt::format("{} .. +{}", FormatUtcTime(i.start_ns), FormatNs(static_cast<double>(i.end_ns - i.start_ns))));
   } else {
     line("time span", "no timed events");
   }

@@ -91,7 +91,7 @@ constexpr std::array kMetrics = {
     MetricDef{"rankscope_telemetry_ring_frames", G, "", "Samples kept in the ring buffer"},
     MetricDef{"rankscope_telemetry_ring_bytes", G, "", "Memory of the ring buffer"},
     MetricDef{"rankscope_telemetry_ring_span_seconds", G, "", "Time between the oldest and the newest sample kept"},
-    MetricDef{"rankscope_telemetry_series", G, "", "Distinct series seen since the daemon started"},
+    MetricDef{"rankscope_telemetry_series", G, "", "Live series (those of departed processes expire with the ring buffer)"},
     MetricDef{"rankscope_telemetry_sample_seconds", G, "sampler", "Duration of the sampler's last pass (proc or gpu)"},
     MetricDef{"rankscope_telemetry_interval_seconds", G, "sampler", "The sampler's interval"},
 };

@@ -22,7 +22,8 @@ class FrameLogger : public Logger {
  public:
   FrameLogger(SeriesTable* table, std::vector<Point>* points) : table_(table), points_(points) {}
   void Log(std::string_view metric, const Labels& labels, double value) override {
-    points_->push_back({table_->Intern(metric, labels), value});
+    const SeriesId id = table_->Intern(metric, labels);
+    if (id != kNoSeries) points_->push_back({id, value});  // kNoSeries: the table is full
   }
 
  private:

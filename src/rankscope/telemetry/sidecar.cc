@@ -100,33 +100,36 @@ Labels DecodeLabels(std::string_view text) {
   return out;
 }
 
+std::string RenderSidecar(const SidecarHeader& h, const std::vector<Frame>& frames, const SeriesTable& series) {
+  std::string out;
+  fmt::format_to(std::back_inserter(out),
+                 "{}\n# host: {}\n# capture: {}\n# job: {}\n# window_start_unix_ns: {}\n# window_end_unix_ns: {}\n"
+                 "# coverage_start_unix_ns: {}\n# interval_ms: {}\n# gpu: {}\nunix_ns\tmetric\tlabels\tvalue\n",
+                 kSidecarMagic, h.host, h.capture, h.job, h.window_start_ns, h.window_end_ns, h.coverage_start_ns,
+                 h.interval_ms, h.gpu);
+  // Label text is the same for every sample of a series: encode each series once.
+  std::map<SeriesId, std::string> prefix;
+  for (const Frame& f : frames) {
+    for (const Point& p : f.points) {
+      auto it = prefix.find(p.series);
+      if (it == prefix.end()) {
+        const auto k = series.Get(p.series);
+        if (!k) continue;  // expired while the frames were being copied
+        it = prefix.emplace(p.series, k->metric + "\t" + EncodeLabels(k->labels) + "\t").first;
+      }
+      fmt::format_to(std::back_inserter(out), "{}\t{}{}\n", f.unix_ns, it->second, FormatValue(p.value));
+    }
+  }
+  return out;
+}
+
 Status WriteSidecar(const std::string& path, const SidecarHeader& h, const std::vector<Frame>& frames,
                     const SeriesTable& series) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return IoError("cannot write {}", tmp);
-    out << kSidecarMagic << "\n"
-        << "# host: " << h.host << "\n# capture: " << h.capture << "\n# job: " << h.job << "\n"
-        << "# window_start_unix_ns: " << h.window_start_ns << "\n# window_end_unix_ns: " << h.window_end_ns << "\n"
-        << "# coverage_start_unix_ns: " << h.coverage_start_ns << "\n# interval_ms: " << h.interval_ms << "\n"
-        << "# gpu: " << h.gpu << "\n"
-        << "unix_ns\tmetric\tlabels\tvalue\n";
-    // Label text is the same for every sample of a series: encode each series once.
-    std::map<SeriesId, std::string> prefix;
-    std::string line;
-    for (const Frame& f : frames) {
-      for (const Point& p : f.points) {
-        auto it = prefix.find(p.series);
-        if (it == prefix.end()) {
-          const SeriesKey& k = series.Get(p.series);
-          it = prefix.emplace(p.series, k.metric + "\t" + EncodeLabels(k.labels) + "\t").first;
-        }
-        line.clear();
-        fmt::format_to(std::back_inserter(line), "{}\t{}{}\n", f.unix_ns, it->second, FormatValue(p.value));
-        out << line;
-      }
-    }
+    out << RenderSidecar(h, frames, series);
     out.flush();
     if (!out) return IoError("cannot write {} (disk full?)", tmp);
   }

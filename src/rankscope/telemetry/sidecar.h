@@ -43,7 +43,11 @@ struct SidecarHeader {
 // "telemetry.<host>.tsv" (the host made a safe file name component).
 std::string SidecarFileName(const std::string& host);
 
-// Writes <path>.tmp then renames it: readers never see half a file.
+// The file's text. The daemon writes it into a capture directory through a descriptor
+// (daemon/dir_handle.h), never by path.
+std::string RenderSidecar(const SidecarHeader& header, const std::vector<Frame>& frames, const SeriesTable& series);
+// Writes <path>.tmp then renames it: readers never see half a file (tools and tests; it
+// follows the path as given).
 Status WriteSidecar(const std::string& path, const SidecarHeader& header, const std::vector<Frame>& frames,
                     const SeriesTable& series);
 

@@ -72,8 +72,8 @@ nlohmann::json TelemetryService::LatestJson() const {
   return j;
 }
 
-Status TelemetryService::SaveWindow(const std::string& path, const std::string& capture, const std::string& job,
-                                    int64_t start_ns, int64_t end_ns) const {
+std::string TelemetryService::WindowText(const std::string& capture, const std::string& job, int64_t start_ns,
+                                         int64_t end_ns) const {
   // The sample that follows the end of the window describes its last interval: wait for it
   // (one interval, a little more on a loaded node; never long, this runs on the capture watcher).
   const auto slack = std::chrono::milliseconds(500);
@@ -90,7 +90,7 @@ Status TelemetryService::SaveWindow(const std::string& path, const std::string& 
   h.gpu = gpu_status_;
   // Up to one interval past the end: that sample covers the window's last moments.
   const int64_t after_ns = std::chrono::nanoseconds(std::max(options_.interval, options_.gpu_interval)).count();
-  return WriteSidecar(path, h, store_.Range(start_ns, end_ns + after_ns), store_.series());
+  return RenderSidecar(h, store_.Range(start_ns, end_ns + after_ns), store_.series());
 }
 
 }  // namespace rankscope::telemetry

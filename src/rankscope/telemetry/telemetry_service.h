@@ -41,9 +41,8 @@ class TelemetryService {
 
   std::string Metrics() const;         // /metrics
   nlohmann::json LatestJson() const;   // /v1/telemetry: key figures of the latest values
-  // The samples of [start_ns, end_ns] into `path` (see sidecar.h).
-  Status SaveWindow(const std::string& path, const std::string& capture, const std::string& job, int64_t start_ns,
-                    int64_t end_ns) const;
+  // The samples of [start_ns, end_ns] as the text of a sidecar file (see sidecar.h).
+  std::string WindowText(const std::string& capture, const std::string& job, int64_t start_ns, int64_t end_ns) const;
 
  private:
   Options options_;

@@ -4,14 +4,26 @@
 
 namespace rankscope::telemetry {
 
+namespace {
+
+// How often series without samples are looked for: often enough to bound the table under
+// label churn, rarely enough to cost nothing.
+constexpr int64_t kSeriesExpiryEveryNs = 5'000'000'000;
+
+}  // namespace
+
 void TelemetryStore::Publish(const std::string& sampler, int64_t unix_ns, const std::vector<Point>& points) {
   Frame gauges;
   gauges.unix_ns = unix_ns;
   gauges.points.reserve(points.size());
+  std::vector<SeriesId> ids;
+  ids.reserve(points.size());
   for (const Point& p : points) {
-    if (!series_.Get(p.series).counter) gauges.points.push_back(p);
+    ids.push_back(p.series);
+    if (!series_.IsCounter(p.series)) gauges.points.push_back(p);
   }
   gauges.points.shrink_to_fit();
+  series_.MarkUsed(ids, unix_ns);
   std::lock_guard lock(mu_);
   Frame& latest = latest_[sampler];
   latest.unix_ns = unix_ns;
@@ -21,7 +33,21 @@ void TelemetryStore::Publish(const std::string& sampler, int64_t unix_ns, const 
     ring_.push_back(std::move(gauges));
   }
   EvictLocked(unix_ns);
+  ExpireSeriesLocked(unix_ns);
   published_.notify_all();
+}
+
+void TelemetryStore::ExpireSeriesLocked(int64_t now_ns) {
+  if (now_ns - last_series_expiry_ns_ < kSeriesExpiryEveryNs) return;
+  last_series_expiry_ns_ = now_ns;
+  // Older than the oldest frame of the ring and not among the latest values: nothing refers
+  // to the series any more.
+  const int64_t cutoff = ring_.empty() ? now_ns - options_.retention_ns : ring_.front().unix_ns;
+  std::unordered_set<SeriesId> keep;
+  for (const auto& [name, frame] : latest_) {
+    for (const Point& p : frame.points) keep.insert(p.series);
+  }
+  series_.ExpireUnused(cutoff, keep);
 }
 
 void TelemetryStore::EvictLocked(int64_t now_ns) {
@@ -36,7 +62,9 @@ std::vector<SeriesValue> TelemetryStore::Latest() const {
   std::vector<SeriesValue> out;
   std::lock_guard lock(mu_);
   for (const auto& [sampler, frame] : latest_) {
-    for (const Point& p : frame.points) out.push_back({&series_.Get(p.series), p.value, frame.unix_ns});
+    for (const Point& p : frame.points) {
+      if (auto key = series_.Get(p.series)) out.push_back({std::move(key), p.value, frame.unix_ns});
+    }
   }
   return out;
 }

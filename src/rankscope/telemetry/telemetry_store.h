@@ -32,7 +32,7 @@ struct Frame {
 };
 
 struct SeriesValue {
-  const SeriesKey* key = nullptr;
+  std::shared_ptr<const SeriesKey> key;
   double value = 0;
   int64_t unix_ns = 0;
 };
@@ -56,6 +56,7 @@ class TelemetryStore {
 
   // The points of one sampler pass. They replace that sampler's previous latest values (series
   // that are gone, e.g. an exited process, disappear from /metrics); gauges enter the ring.
+  // Series with no sample left in the ring nor among the latest values are forgotten.
   void Publish(const std::string& sampler, int64_t unix_ns, const std::vector<Point>& points);
 
   std::vector<SeriesValue> Latest() const;
@@ -76,6 +77,7 @@ class TelemetryStore {
 
  private:
   void EvictLocked(int64_t now_ns);
+  void ExpireSeriesLocked(int64_t now_ns);
 
   const Options options_;
   SeriesTable series_;
@@ -84,6 +86,7 @@ class TelemetryStore {
   std::map<std::string, Frame> latest_;  // by sampler
   std::deque<Frame> ring_;
   size_t ring_bytes_ = 0;
+  int64_t last_series_expiry_ns_ = 0;
   std::map<std::string, PassStats> passes_;
 };
 
