@@ -22,7 +22,7 @@ struct AnalysisOptions {
 struct RankIntermediates {
   std::vector<uint32_t> order;             // SlicesByStart(model)
   std::vector<GpuActivity> activities;     // CollectGpuActivities(model, classifier)
-  std::vector<ProfilerStep> steps;         // FindProfilerSteps(model)
+  std::vector<ProfilerStep> steps;         // FindSteps(model).steps: ProfilerStep#N or derived
 };
 
 // Fails only when no window can be chosen (e.g. --steps names steps the trace lacks). When
