@@ -1,4 +1,4 @@
-// `rankscope compare BASE NEW [--json FILE] [--xlsx FILE] [--csv DIR] [--steps A:B] [--rank R]
+// `rankscope compare BASE NEW [--json FILE] [--xlsx FILE] [--csv DIR] [--html FILE] [--steps A:B] [--rank R]
 //                   [--top N] [--use-input-shapes] [--op-map OLD=NEW]... [--max-kernels N]`:
 // what changed between two runs and what it costs (docs/compare.md).
 //
@@ -20,6 +20,7 @@
 #include "rankscope/report/compare_report_files.h"
 #include "rankscope/report/compare_report_json.h"
 #include "rankscope/report/compare_report_text.h"
+#include "rankscope/report/compare_view_json.h"
 #include "rankscope/report/progress.h"
 #include "rankscope/report/text_format.h"
 
@@ -28,7 +29,7 @@ namespace {
 
 struct CompareFlags {
   std::vector<std::string> paths;
-  std::string json_path, xlsx_path, csv_dir;
+  std::string json_path, xlsx_path, csv_dir, html_path;
   std::string steps;
   std::optional<int64_t> rank;
   size_t top = 10;
@@ -127,6 +128,9 @@ int RunCompare(const CompareFlags& f) {
   if (!f.csv_dir.empty()) {
     if (Status s = WriteCompareCsv(*job, f.csv_dir); !s.ok()) rc |= Fail(s);
   }
+  if (!f.html_path.empty()) {  // the web UI's Compare view, drawn from the same JSON
+    if (Status s = WriteCompareHtml(CompareToJson(*job), f.html_path); !s.ok()) rc |= Fail(s);
+  }
   if (f.json_path != "-") std::cout << RenderCompareReport(*job, {f.top, UseColor(f.color)});
   for (const std::string& w : job->warnings) fmt::print(stderr, "rankscope: warning: {}\n", w);
   return rc;
@@ -146,6 +150,8 @@ void RegisterCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--json", f->json_path, "Also write the comparison as JSON (schema rankscope.compare/1) to FILE ('-': stdout only)");
   cmd->add_option("--xlsx", f->xlsx_path, "Also write an Excel workbook (one sheet per comparison) to FILE");
   cmd->add_option("--csv", f->csv_dir, "Also write one CSV file per table into DIR");
+  cmd->add_option("--html", f->html_path,
+                  "Also write the web UI's Compare view with this comparison as one self-contained HTML file");
   cmd->add_option("--steps", f->steps,
                   "Compare the A-th to B-th profiled step of each run (0 = its first; A:B, A:, :B or A): two runs "
                   "rarely share step numbers");

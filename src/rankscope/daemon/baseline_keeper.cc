@@ -155,8 +155,16 @@ StatusOr<std::string> BaselineKeeper::RunCompare(const Work& w, const struct sta
   if (pid < 0) return IoError("fork: {}", std::strerror(errno));
   if (pid == 0) {
     ::dup2(write_end.get(), STDOUT_FILENO);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
+    const int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      ::dup2(devnull, STDIN_FILENO);
+      ::dup2(devnull, STDERR_FILENO);
+    }
+    // Nothing of the daemon's (its sockets, directory handles, staging files) reaches the
+    // child, which runs as the capture's user: every descriptor above stderr is closed.
+    if (::close_range(3, ~0U, 0) != 0) {  // kernels before 5.9
+      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    }
     if (::geteuid() == 0 && owner.st_uid != 0) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(owner.st_gid) != 0 || ::setuid(owner.st_uid) != 0) ::_exit(126);
     }
