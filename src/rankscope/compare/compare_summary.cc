@@ -469,8 +469,9 @@ StatusOr<CompareSummary> BuildCompareSummary(const TraceModel& m, const RankSumm
   const auto started = std::chrono::steady_clock::now();
   if (r.window_mode != WindowMode::kSteps || r.steps.empty()) {
     return InvalidArgument(
-        "{}: the trace has no profiler steps (ProfilerStep#N): compare needs steps to compare like with like "
-        "(record with torch.profiler's schedule and call prof.step() every iteration, or trace with rankscope)",
+        "{}: the trace has no profiler steps (ProfilerStep#N), and no iterations could be derived from optimizer "
+        "steps, DataLoader or a repeating operator: compare needs steps to compare like with like (record with "
+        "torch.profiler's schedule and call prof.step() every iteration, or trace with rankscope)",
         m.path);
   }
   CompareSummary out;

@@ -233,7 +233,8 @@ void Job(const JobComparison& job, const CompareTextOptions& opt, const Style& s
 }  // namespace
 
 std::string DescribeDifference(const Difference& d) {
-  const std::string direction = d.delta_ns() >= 0 ? "slower" : "faster";
+  const double delta = std::llround(d.delta_ns());  // as the reports print it
+  const std::string direction = delta > 0 ? "slower" : delta < 0 ? "faster" : "unchanged";
   switch (d.cause) {
     case Cause::kAdded:
       return fmt::format("added {} ({:.0f} per step)", d.subject, d.new_count);
