@@ -3,7 +3,8 @@
 real CLI. The job's first complete trace becomes its baseline; `rankscope compare --baseline`
 compares with it; then rank 1 slows down (extra compute in forward), the auto-trigger traces the
 job, and the daemon compares that slow capture with the baseline by itself: the findings say what
-changed since the job was fast, on which rank.
+changed since the job was fast, on which rank. `rankscope serve` on the daemon's output directory
+then shows that comparison in the capture's Compare tab (a real browser).
 """
 
 import json
@@ -13,6 +14,7 @@ import jsonschema
 import pytest
 
 from capture_helpers import Daemon, job_env, start_job, stop_job, torchrun, trace_files, wait_for, wait_for_ranks
+from web_helpers import CHROMIUM, CHROMIUM_ARGS, Server
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "docs" / "compare-schema.json").read_text())
@@ -38,7 +40,7 @@ def steps_of(capture_dir):
     return [(t["first_step"], t["last_step"]) for t in manifest["targets"]]
 
 
-def test_the_slow_capture_is_compared_with_the_jobs_baseline(daemon, run_rankscope, tmp_path):
+def test_the_slow_capture_is_compared_with_the_jobs_baseline(daemon, run_rankscope, rankscope_bin, tmp_path):
     # Factor 3 (default 1.2): the 300 ms fault is far above it, most load jitter is not; a
     # trigger fired by jitter before the fault is followed by one after it (short cooldowns).
     env = job_env(daemon.socket, RANKSCOPE_SLOW_STEPS=3, RANKSCOPE_SLOW_FACTOR=3.0, RANKSCOPE_AUTO_TRIGGER=1,
@@ -96,3 +98,27 @@ def test_the_slow_capture_is_compared_with_the_jobs_baseline(daemon, run_ranksco
                 "injected_extra_compute" in f["subject"]["name"]]
     assert findings and 1 in findings[0]["ranks"]
     assert 1 in report["job"]["changed_ranks"]
+
+    # The web UI: the capture's overview links to the comparison, and its Compare tab draws the
+    # daemon's document (the same JSON) with the injected change first.
+    server = Server(rankscope_bin, [daemon.out_dir])
+    try:
+        (entry,) = [j for j in json.loads(server.get("/api/jobs")[1])["jobs"] if j["path"] == str(slow.resolve())]
+        overview = json.loads(server.get(f"/api/jobs/{entry['id']}/overview")[1])
+        assert overview["comparison"]["source"] == "baseline"
+        status, body = server.get(f"/api/jobs/{entry['id']}/compare")
+        assert status == 200 and json.loads(body) == report
+        from playwright import sync_api
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{server.url}#/job/{entry['id']}/overview")
+            page.locator("a.open-compare").click()
+            page.locator(f"#compare-ranks tr[data-rank='1'] a.rank-link").click()
+            page.locator(f"#compare-summary[data-delta-ns='{slow_rank['delta_ns']}']").wait_for()
+            first = page.locator("#compare-differences tbody tr[data-cause]").first
+            assert "injected_extra_compute" in first.inner_text() and first.get_attribute("data-cause") == "added"
+            assert "BASE is the baseline of job" in page.locator("#compare-summary").inner_text()
+            browser.close()
+    finally:
+        server.stop()

@@ -8,16 +8,14 @@ that document. The daemon's baseline-comparison of a live job is shown by
 test_compare_baseline.py."""
 
 import json
-import os
 import pathlib
 
 import pytest
 
-from web_helpers import CHROMIUM_ARGS, Server
+from web_helpers import CHROMIUM, CHROMIUM_ARGS, Server
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TRUTH = REPO / "tests/data/cluster/ground_truth"
-CHROMIUM = os.environ.get("RANKSCOPE_CHROMIUM", "/usr/bin/chromium")
 SLOW_RANK = 2  # truth.json: scenario "forward", slow-forward on rank 2
 
 try:

@@ -2,8 +2,11 @@
 process, Chromium's flags, and robust properties of what a canvas shows."""
 
 import http.client
+import os
 import signal
 import subprocess
+
+CHROMIUM = os.environ.get("RANKSCOPE_CHROMIUM", "/usr/bin/chromium")
 
 # Debian's Chromium, headless, with nothing that reaches the network by itself.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

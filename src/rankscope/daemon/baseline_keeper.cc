@@ -144,13 +144,14 @@ void BaselineKeeper::Loop() {
   }
 }
 
-// `rankscope compare BASELINE CAPTURE --json -`, its stdout bounded, its time bounded; as the
+// `rankscope compare --baseline <out>/<job> CAPTURE --json -`, its stdout bounded, its time bounded; as the
 // capture directory's owner when the daemon is root (the traces are that user's).
 StatusOr<std::string> BaselineKeeper::RunCompare(const Work& w, const struct stat& owner) const {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return IoError("pipe: {}", std::strerror(errno));
   UniqueFd read_end(out[0]), write_end(out[1]);
-  const std::string base = w.baseline_dir.string(), neu = w.capture_dir.string();
+  // `--baseline <out>/<job>`: the report names the baseline capture and why it was kept.
+  const std::string job_dir = w.baseline_dir.parent_path().string(), neu = w.capture_dir.string();
   const pid_t pid = ::fork();
   if (pid < 0) return IoError("fork: {}", std::strerror(errno));
   if (pid == 0) {
@@ -168,8 +169,8 @@ StatusOr<std::string> BaselineKeeper::RunCompare(const Work& w, const struct sta
     if (::geteuid() == 0 && owner.st_uid != 0) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(owner.st_gid) != 0 || ::setuid(owner.st_uid) != 0) ::_exit(126);
     }
-    ::execl(options_.compare_bin.c_str(), "rankscope", "compare", base.c_str(), neu.c_str(), "--json", "-", "--threads",
-            "1", static_cast<char*>(nullptr));
+    ::execl(options_.compare_bin.c_str(), "rankscope", "compare", "--baseline", job_dir.c_str(), neu.c_str(), "--json",
+            "-", "--threads", "1", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   write_end.Reset();

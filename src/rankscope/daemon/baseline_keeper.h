@@ -8,7 +8,7 @@
 //    through directory descriptors (DirHandle: never following a link, the file the daemon's
 //    own); its capture is never evicted by the disk budget.
 //  - Compare: when an automatic capture of a job with a baseline is saved, a worker thread runs
-//    `rankscope compare <baseline> <capture> --json -` as a child process (as the capture
+//    `rankscope compare --baseline <out>/<job> <capture> --json -` as a child process (as the capture
 //    directory's owner when the daemon runs as root; bounded in time and output) and saves its
 //    report as baseline-comparison (JSON, rankscope.compare/1) in the capture directory, owned
 //    by the capture's user like the traces beside it.
