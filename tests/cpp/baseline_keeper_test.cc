@@ -1,12 +1,19 @@
 // The daemon's baseline keeper on a temporary output directory (no daemon, no job): which saved
 // captures become their job's baseline, the file it writes, links it refuses to follow, and the
 // baseline captures the disk budget must keep.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "rankscope/compare/baseline_file.h"
 #include "rankscope/daemon/baseline_keeper.h"
@@ -43,6 +50,24 @@ class BaselineKeeperTest : public ::testing::Test {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
+  }
+  // An executable script standing in for `rankscope compare` (the keeper runs it as a child).
+  std::string Script(const std::string& name, const std::string& body) {
+    const fs::path p = root_ / name;
+    std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+    fs::permissions(p, fs::perms::owner_all);
+    return p.string();
+  }
+  // A job with a baseline and an automatic capture saved after it: the keeper compares them.
+  void SaveAutomatic(BaselineKeeper& keeper, const std::string& job, const std::string& id) {
+    fs::create_directories(root_ / job / "20261123-000000-base");
+    ASSERT_TRUE(keeper.Keep(job, "20261123-000000-base", "test").ok());
+    keeper.OnSaved(Saved(job, id, true));
+  }
+  // Waits (at most 60 s: the worker runs one child at a time) for a file to appear.
+  bool Appears(const fs::path& p) {
+    for (int i = 0; i < 6000 && !fs::exists(p); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return fs::exists(p);
   }
   fs::path root_;
 };
@@ -103,6 +128,36 @@ TEST_F(BaselineKeeperTest, LinksAreNeverFollowed) {
   fs::create_symlink(elsewhere / "baseline", root_ / "job5/baseline");
   EXPECT_EQ(keeper.Protected(), (std::set<std::string>{"job4/20261123-000000-aaaa"}));
   fs::remove_all(elsewhere);
+}
+
+// The automatic comparison runs `rankscope compare --baseline <out>/<job> <capture>` as a child:
+// none of the daemon's descriptors reach it, and its time and output are bounded. The
+// comparisons run one after another, so a later one appearing means the earlier ones are done.
+TEST_F(BaselineKeeperTest, TheComparisonChildIsConfinedAndBounded) {
+  // A descriptor the daemon holds without O_CLOEXEC (a socket, a directory handle).
+  const int held = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(held, 3);
+  const std::string fake = Script("compare.sh", fmt::format(
+      "case \"$*\" in\n"
+      "  *slow*) sleep 30 ;;\n"
+      "  *big*) head -c 3000000 /dev/zero ;;\n"
+      "  *) if [ -e /proc/$$/fd/{} ]; then echo '{{\"leaked\": true}}'; else echo \"{{\\\"args\\\": \\\"$*\\\"}}\"; fi ;;\n"
+      "esac", held));
+  BaselineKeeper::Options o{root_, false, fake};
+  o.compare_timeout = std::chrono::seconds(2);
+  o.max_report_bytes = 1u << 20;
+  BaselineKeeper keeper(o);
+  SaveAutomatic(keeper, "slow", "auto-1");  // killed at the deadline: no report
+  SaveAutomatic(keeper, "big", "auto-2");   // more output than allowed: no report
+  SaveAutomatic(keeper, "fine", "auto-3");
+  ASSERT_TRUE(Appears(root_ / "fine/auto-3/baseline-comparison"));
+  const std::string report = Read(root_ / "fine/auto-3/baseline-comparison");
+  EXPECT_EQ(report.find("leaked"), std::string::npos) << report;
+  EXPECT_NE(report.find(fmt::format("compare --baseline {} {}", (root_ / "fine").string(),
+                                    (root_ / "fine/auto-3").string())), std::string::npos) << report;
+  EXPECT_FALSE(fs::exists(root_ / "slow/auto-1/baseline-comparison"));
+  EXPECT_FALSE(fs::exists(root_ / "big/auto-2/baseline-comparison"));
+  ::close(held);
 }
 
 }  // namespace
