@@ -5,9 +5,12 @@
 // Times in the traces are µs (Kineto's unit).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "rankscope/analysis/analyze_rank.h"
@@ -243,12 +246,14 @@ TEST(CompareSummary, ATraceWithoutStepsIsRefusedWithAReason) {
   EXPECT_NE(s.status().message().find("nosteps.json"), std::string::npos);
 }
 
-RankComparison Compare(const std::string& base, const std::string& neu, AlignOptions align = {}) {
+RankComparison Compare(const std::string& base, const std::string& neu, AlignOptions align = {},
+                       std::optional<int64_t> max_kernels = std::nullopt) {
   auto b = Summarize(base, "base.json");
   auto n = Summarize(neu, "new.json");
   EXPECT_TRUE(b.ok() && n.ok());
   RankCompareOptions options;
   options.align = std::move(align);
+  options.max_kernels = max_kernels;
   return CompareRanks(*b, *n, options, true);
 }
 
@@ -373,6 +378,50 @@ TEST(CompareRanks, GpuWorkIsAttributedToTheOperatorThatLaunchedIt) {
   EXPECT_EQ(gemm->new_count, 1);
   ASSERT_EQ(r.kernel_classes.size(), 1u);
   EXPECT_EQ(r.kernel_classes[0].kernel_class, "gemm");
+}
+
+TEST(CompareRanks, MaxKernelsShowsTheChildrenOfAHeavyOperator) {
+  // aten::block (same shapes in both runs) runs aten::mm, which launches 3 kernels per step; in
+  // NEW they are slower. Without --max-kernels the operator table stops at aten::block.
+  auto run = [](double kernel_us) {
+    TraceBuilder b;
+    for (int s = 0; s < 4; ++s) {
+      const double t0 = 10'000.0 * s;
+      b.Op("ProfilerStep#" + std::to_string(s), t0, 100 + 3 * kernel_us, "user_annotation");
+      b.Op("aten::block", t0 + 5, 90 + 3 * kernel_us);
+      b.Op("aten::mm", t0 + 10, 30);
+      for (int k = 0; k < 3; ++k) {
+        const int corr = 100 * s + k;
+        b.Op("cudaLaunchKernel", t0 + 12 + 5 * k, 4, "cuda_runtime", {{"correlation", corr}});
+        b.events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "ampere_sgemm_64x64_nn"}, {"pid", 0}, {"tid", 7},
+                            {"ts", t0 + 50 + k * kernel_us}, {"dur", kernel_us},
+                            {"args", {{"stream", 7}, {"device", 0}, {"correlation", corr}}}});
+      }
+      b.Op("cudaDeviceSynchronize", t0 + 45, 5 + 3 * kernel_us, "cuda_runtime");
+    }
+    return b.Text();
+  };
+  auto names = [](const RankComparison& r) {
+    std::vector<std::string> out;
+    for (const OperatorRow& o : r.operators) out.push_back(o.name);
+    return out;
+  };
+  const RankComparison plain = Compare(run(100), run(200));
+  const std::vector<std::string> shallow = names(plain);
+  EXPECT_EQ(std::count(shallow.begin(), shallow.end(), "aten::mm"), 0) << fmt::format("{}", fmt::join(shallow, ", "));
+  const RankComparison deep = Compare(run(100), run(200), {}, /*max_kernels=*/2);
+  const std::vector<std::string> rows = names(deep);
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), "aten::mm"), 1) << fmt::format("{}", fmt::join(rows, ", "));
+  const auto block = std::find_if(deep.operators.begin(), deep.operators.end(), [](const OperatorRow& o) { return o.name == "aten::block"; });
+  ASSERT_NE(block, deep.operators.end());
+  EXPECT_TRUE(block->expanded);
+  // Three kernels per step of 100 -> 200 µs: the GPU time the child launched moved by 300 µs.
+  const auto mm = std::find_if(deep.operators.begin(), deep.operators.end(), [](const OperatorRow& o) { return o.name == "aten::mm"; });
+  ASSERT_NE(mm, deep.operators.end());
+  EXPECT_NEAR(mm->new_device_ns - mm->base_device_ns, 300'000, 1);
+  // Either way the delta and its differences are the same: the option changes the table only.
+  EXPECT_NEAR(plain.delta_ns, deep.delta_ns, 1);
+  EXPECT_NEAR(SumOfDifferences(deep), deep.delta_ns, 1);
 }
 
 // ---- Jobs from files
