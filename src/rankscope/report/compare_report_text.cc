@@ -38,7 +38,7 @@ std::string RankRange(std::vector<int64_t> ranks) {
 
 void Differences(const RankComparison& r, const CompareTextOptions& opt, const Style& st, std::string* out) {
   *out += st.Bold("What changed, per step") + st.Dim("  ranked by cost; the costs add up to the step delta") + "\n";
-  size_t shown = 0, hidden = 0;
+  size_t shown = 0;
   // Differences beyond noise first; when fewer than three are, the largest within noise follow
   // (marked), so that the table never hides what little there is to see.
   std::vector<const Difference*> rows;
@@ -49,7 +49,6 @@ void Differences(const RankComparison& r, const CompareTextOptions& opt, const S
   for (const Difference& d : r.differences) {
     if (!d.beyond_noise && rows.size() < std::max<size_t>(beyond, 3) && rows.size() < opt.top) rows.push_back(&d);
   }
-  hidden = r.differences.size() - beyond;
   for (const Difference* dp : rows) {
     const Difference& d = *dp;
     ++shown;
@@ -73,9 +72,19 @@ void Differences(const RankComparison& r, const CompareTextOptions& opt, const S
     }
   }
   const double rest = r.delta_ns - r.explained_ns;
-  const double within = rest - r.variation_ns;
-  if (hidden > 0) {
-    *out += fmt::format("      {:>10}          {} difference(s) within noise, together\n", Signed(within), hidden);
+  // The differences not listed above (the list may already show some within noise), so that
+  // the lines add up to the delta.
+  double others_ns = 0;
+  size_t others = 0, others_beyond = 0;
+  for (const Difference& d : r.differences) {
+    if (std::find(rows.begin(), rows.end(), &d) != rows.end()) continue;
+    others_ns += d.delta_ns();
+    ++others;
+    if (d.beyond_noise) ++others_beyond;
+  }
+  if (others > 0) {
+    *out += fmt::format("      {:>10}          {} more difference(s), together{}\n", Signed(others_ns), others,
+                        others_beyond ? fmt::format(" ({} of them beyond noise)", others_beyond) : " (each within noise)");
   }
   *out += fmt::format("      {:>10}          step-to-step variation (mean step vs typical step)\n", Signed(r.variation_ns));
   *out += fmt::format("    = {:>10}          the step-time delta (explained {}, unexplained {})\n", Signed(r.delta_ns),
