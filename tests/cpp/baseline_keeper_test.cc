@@ -131,17 +131,20 @@ TEST_F(BaselineKeeperTest, LinksAreNeverFollowed) {
 }
 
 // The automatic comparison runs `rankscope compare --baseline <out>/<job> <capture>` as a child:
-// none of the daemon's descriptors reach it, and its time and output are bounded. The
+// none of the daemon's descriptors or environment reach it, and its time and output are bounded. The
 // comparisons run one after another, so a later one appearing means the earlier ones are done.
 TEST_F(BaselineKeeperTest, TheComparisonChildIsConfinedAndBounded) {
-  // A descriptor the daemon holds without O_CLOEXEC (a socket, a directory handle).
+  // A descriptor the daemon holds without O_CLOEXEC (a socket, a directory handle), and a
+  // variable of its environment.
+  ::setenv("RANKSCOPE_TEST_SECRET", "root's", 1);
   const int held = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY);
   ASSERT_GE(held, 3);
   const std::string fake = Script("compare.sh", fmt::format(
       "case \"$*\" in\n"
       "  *slow*) sleep 30 ;;\n"
       "  *big*) head -c 3000000 /dev/zero ;;\n"
-      "  *) if [ -e /proc/$$/fd/{} ]; then echo '{{\"leaked\": true}}'; else echo \"{{\\\"args\\\": \\\"$*\\\"}}\"; fi ;;\n"
+      "  *) if [ -e /proc/$$/fd/{} ] || [ -n \"$RANKSCOPE_TEST_SECRET\" ]; then echo '{{\"leaked\": true}}'; "
+      "else echo \"{{\\\"args\\\": \\\"$*\\\"}}\"; fi ;;\n"
       "esac", held));
   BaselineKeeper::Options o{root_, false, fake};
   o.compare_timeout = std::chrono::seconds(2);
@@ -158,6 +161,7 @@ TEST_F(BaselineKeeperTest, TheComparisonChildIsConfinedAndBounded) {
   EXPECT_FALSE(fs::exists(root_ / "slow/auto-1/baseline-comparison"));
   EXPECT_FALSE(fs::exists(root_ / "big/auto-2/baseline-comparison"));
   ::close(held);
+  ::unsetenv("RANKSCOPE_TEST_SECRET");
 }
 
 }  // namespace

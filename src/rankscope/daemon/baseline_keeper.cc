@@ -21,6 +21,12 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxBaselineFileBytes = 4096;
+// Job directories looked at for baselines on each save (the disk budget's keep set).
+constexpr size_t kMaxJobsScanned = 10'000;
+// The comparison child's whole environment: nothing of the daemon's reaches the user's process.
+char kPath[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+char kLang[] = "LC_ALL=C";
+char* const kChildEnv[] = {kPath, kLang, nullptr};
 
 bool IsAutomatic(const Capture& c) { return c.id.rfind("auto-", 0) == 0 || c.reason.rfind("auto-trigger", 0) == 0; }
 
@@ -86,7 +92,13 @@ Status BaselineKeeper::Keep(const std::string& job, const std::string& id, const
 std::set<std::string> BaselineKeeper::Protected() const {
   std::set<std::string> out;
   std::error_code ec;
+  size_t scanned = 0;
   for (const auto& entry : fs::directory_iterator(options_.root, ec)) {  // names only; opened below
+    if (++scanned > kMaxJobsScanned) {
+      fmt::print(stderr, "rankscoped: more than {} job directories: baselines beyond them are not protected\n",
+                 kMaxJobsScanned);
+      break;
+    }
     const std::string job = entry.path().filename().string();
     auto dir = JobDir(job);
     if (!dir.ok()) continue;
@@ -169,8 +181,8 @@ StatusOr<std::string> BaselineKeeper::RunCompare(const Work& w, const struct sta
     if (::geteuid() == 0 && owner.st_uid != 0) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(owner.st_gid) != 0 || ::setuid(owner.st_uid) != 0) ::_exit(126);
     }
-    ::execl(options_.compare_bin.c_str(), "rankscope", "compare", "--baseline", job_dir.c_str(), neu.c_str(), "--json",
-            "-", "--threads", "1", static_cast<char*>(nullptr));
+    ::execle(options_.compare_bin.c_str(), "rankscope", "compare", "--baseline", job_dir.c_str(), neu.c_str(), "--json",
+             "-", "--threads", "1", static_cast<char*>(nullptr), kChildEnv);
     ::_exit(127);
   }
   write_end.Reset();
