@@ -24,6 +24,7 @@ import gzip
 import json
 import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
@@ -203,6 +204,36 @@ def test_terminal_report_leads_with_the_delta_and_the_ranked_list(pairs, run_ran
     assert "added aten::matmul" in first
     assert "the step-time delta (explained" in text
     assert text.index("What changed") < text.index("Overall breakdown") < text.index("Operators")
+
+
+def terminal_amounts(text):
+    """The amounts of the 'What changed' block of a terminal report: the listed differences and
+    the lines after them (ns), and the delta of its '=' line."""
+    unit = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
+    block = text[text.index("What changed"):]
+    amounts, delta = [], None
+    for line in block.splitlines()[1:]:
+        m = re.match(r"^\s*(=|\d+)?\s+([+-]?[\d.]+) (s|ms|us|ns)\s", line)
+        if not m:
+            continue
+        value = float(m.group(2)) * unit[m.group(3)]
+        if m.group(1) == "=":
+            delta = value
+            break
+        amounts.append(value)
+    return amounts, delta
+
+
+def test_terminal_lines_add_up_to_the_delta(shared_dir, run_rankscope):
+    truth = REPO / "tests/data/cluster/ground_truth"
+    hta = shared_dir / "traces/hta"
+    for args in ((truth / "clean", truth / "forward", "--rank", 2),
+                 (hta / "trace_diff_control_a100/control.json.gz", hta / "trace_diff_test_v100/test.json.gz")):
+        text = run_rankscope("compare", *args, "--color", "never").stdout
+        amounts, delta = terminal_amounts(text)
+        assert delta is not None and len(amounts) >= 3, text
+        # Each printed with 3-4 significant digits.
+        assert abs(sum(amounts) - delta) <= 0.002 * abs(delta) + 0.01 * sum(abs(a) for a in amounts), (amounts, delta)
 
 
 def read_xlsx(path):
