@@ -91,6 +91,7 @@ TEST(CompareKernelClass, NamesAndLaunchingOperators) {
   };
   EXPECT_EQ(cls("ampere_sgemm_128x64_tn"), KernelClass::kGemm);
   EXPECT_EQ(cls("Cijk_Ailk_Bljk_SB_MT64x64x16"), KernelClass::kGemm);  // rocBLAS / Tensile
+  EXPECT_EQ(cls("miopenSp3AsmConv_v21_1_3_gfx9_fp32_stride1"), KernelClass::kConvForward);  // MIOpen
   EXPECT_EQ(cls("void at::native::elementwise_kernel<...>", "aten::mm"), KernelClass::kGemm);
   EXPECT_EQ(cls("sm80_xmma_fprop_implicit_gemm_f16f16"), KernelClass::kConvForward);
   EXPECT_EQ(cls("sm80_xmma_dgrad_implicit_gemm"), KernelClass::kConvBackward);
