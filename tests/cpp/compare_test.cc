@@ -381,6 +381,43 @@ TEST(CompareRanks, GpuWorkIsAttributedToTheOperatorThatLaunchedIt) {
   EXPECT_EQ(r.kernel_classes[0].kernel_class, "gemm");
 }
 
+TEST(CompareRanks, SaysWhenTheGpuChangedAndTheStepDidNotOrTheOtherWayRound) {
+  // Per step: aten::mm launches one GEMM of `kernel_us` at once; the host then works `host_us`
+  // in aten::cpu_work, with no synchronisation: the step is whichever ends last.
+  auto run = [](double kernel_us, double host_us) {
+    TraceBuilder b;
+    for (int s = 0; s < 4; ++s) {
+      const double t0 = 10'000.0 * s;
+      b.Op("ProfilerStep#" + std::to_string(s), t0, 40 + std::max(kernel_us, host_us), "user_annotation");
+      b.Op("aten::mm", t0 + 5, 10);
+      b.Op("cudaLaunchKernel", t0 + 6, 4, "cuda_runtime", {{"correlation", 1 + s}});
+      b.events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "ampere_sgemm_64x64_nn"}, {"pid", 0}, {"tid", 7},
+                          {"ts", t0 + 20}, {"dur", kernel_us}, {"args", {{"stream", 7}, {"device", 0}, {"correlation", 1 + s}}}});
+      b.Op("aten::cpu_work", t0 + 20, host_us);
+    }
+    return b.Text();
+  };
+  auto kinds = [](const RankComparison& r) {
+    std::vector<ObservationKind> out;
+    for (const Observation& o : r.observations) out.push_back(o.kind);
+    return out;
+  };
+  // Host-bound: the GEMM takes 300 µs more, hidden under 1 ms of host work.
+  const RankComparison hidden = Compare(run(100, 1000), run(400, 1000));
+  EXPECT_NEAR(hidden.delta_ns, 0, 1);
+  const std::vector<ObservationKind> hidden_kinds = kinds(hidden);
+  ASSERT_EQ(std::count(hidden_kinds.begin(), hidden_kinds.end(), ObservationKind::kGpuChangedStepDidNot), 1);
+  const auto gpu = std::find_if(hidden.observations.begin(), hidden.observations.end(),
+                                [](const Observation& o) { return o.kind == ObservationKind::kGpuChangedStepDidNot; });
+  EXPECT_NEAR(gpu->value, 300'000, 1);  // Δ GPU busy
+  // The host takes 300 µs more, the GPU's work is the same.
+  const RankComparison host = Compare(run(100, 1000), run(100, 1300));
+  EXPECT_NEAR(host.delta_ns, 300'000, 1);
+  const std::vector<ObservationKind> host_kinds = kinds(host);
+  EXPECT_EQ(std::count(host_kinds.begin(), host_kinds.end(), ObservationKind::kStepChangedGpuDidNot), 1);
+  EXPECT_EQ(std::count(host_kinds.begin(), host_kinds.end(), ObservationKind::kGpuChangedStepDidNot), 0);
+}
+
 TEST(CompareRanks, MaxKernelsShowsTheChildrenOfAHeavyOperator) {
   // aten::block (same shapes in both runs) runs aten::mm, which launches 3 kernels per step; in
   // NEW they are slower. Without --max-kernels the operator table stops at aten::block.
