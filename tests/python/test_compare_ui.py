@@ -192,3 +192,23 @@ def test_a_broken_comparison_file_is_an_error_in_the_page(rankscope_bin, page, t
         assert "a comparison without ranks" in page.locator("main .error").inner_text()
     finally:
         s.stop()
+
+
+def test_a_long_list_of_differences_is_summed_then_listed(run_rankscope, shared_dir, page, tmp_path):
+    # HTA's trace-diff pair (A100 vs V100, torch.compile in NEW): a hundred differences.
+    hta = shared_dir / "traces/hta"
+    run_rankscope("compare", hta / "trace_diff_control_a100/control.json.gz", hta / "trace_diff_test_v100/test.json.gz",
+                  "--json", tmp_path / "hta.json", "--html", tmp_path / "hta.html")
+    (p,) = json.loads((tmp_path / "hta.json").read_text())["ranks"]
+    assert len(p["differences"]) > 25
+    page.goto((tmp_path / "hta.html").as_uri())
+    rows = page.locator("#compare-differences tbody tr[data-cause]")
+    rows.first.wait_for()
+    assert rows.count() == 25
+    more = page.locator("#compare-differences tr.more")
+    assert f"{len(p['differences']) - 25} more differences" in more.inner_text()
+    listed = [int(x) for x in rows.evaluate_all("rs => rs.map(r => r.dataset.deltaNs)")]
+    assert abs(sum(listed) + int(more.get_attribute("data-delta-ns")) + p["variation_ns"] - p["delta_ns"]) <= len(listed) + 2
+    more.locator("a.show-all").click()
+    page.locator("#compare-differences tr.more").wait_for(state="detached")
+    assert rows.count() == len(p["differences"])

@@ -99,14 +99,28 @@ function differenceChart(el: HTMLElement, diffs: CompareDifference[]): void {
   });
 }
 
-function differencesTable(p: CompareRankPair): HTMLElement {
-  const rows = p.differences.map((d, i) => h('tr', { class: d.beyond_noise ? (d.delta_ns > 0 ? 'regression' : 'improvement') : 'within-noise', 'data-cause': d.cause, 'data-delta-ns': d.delta_ns },
+// The first rows of the differences; the rest as one row that adds them up (a click lists them).
+const LISTED = 25;
+
+function differencesTable(p: CompareRankPair, all = false): HTMLElement {
+  const listed = all ? p.differences : p.differences.slice(0, LISTED);
+  const rows = listed.map((d, i) => h('tr', { class: d.beyond_noise ? (d.delta_ns > 0 ? 'regression' : 'improvement') : 'within-noise', 'data-cause': d.cause, 'data-delta-ns': d.delta_ns },
     num(String(i + 1)), num(signedNs(d.delta_ns)), num(fmtPct(d.share_of_delta)),
     h('td', {}, d.cause.replace(/_/g, ' ')),
     h('td', { class: 'what' }, d.text, d.before || d.after ? h('div', { class: 'muted' }, `${d.before || '–'} → ${d.after || '–'}`) : null,
       d.parts.length > 1 ? h('div', { class: 'muted' }, d.parts.slice(0, 3).map((x) => `${x.where} ${signedNs(x.delta_ns)}`).join('; ')) : null),
     h('td', {}, d.phase || '–'), num(fmtNs(d.base_ns)), num(fmtNs(d.new_ns)),
     h('td', {}, d.beyond_noise ? 'beyond' : 'within')));
+  const rest = p.differences.slice(listed.length);
+  if (rest.length) {
+    const sum = rest.reduce((a, d) => a + d.delta_ns, 0);
+    const beyond = rest.filter((d) => d.beyond_noise).length;
+    const more = h('tr', { class: 'more', 'data-delta-ns': sum }, num(''), num(signedNs(sum)), num(''), h('td', {}, ''),
+      h('td', {}, `${rest.length} more difference${rest.length === 1 ? '' : 's'}, together (${beyond ? `${beyond} beyond noise` : 'each within noise'}) `,
+        h('a', { href: '#', class: 'show-all', onclick: (e: Event) => { e.preventDefault(); more.closest('table')!.replaceWith(differencesTable(p, true)); } }, 'list them')),
+      h('td', {}, ''), num(''), num(''), h('td', {}, ''));
+    rows.push(more);
+  }
   rows.push(h('tr', { class: 'variation' }, num(''), num(signedNs(p.variation_ns)), num(''), h('td', {}, ''),
     h('td', {}, 'step-to-step variation (mean step vs typical step)'), h('td', {}, ''), num(''), num(''), h('td', {}, '')));
   rows.push(h('tr', { class: 'total' }, num('='), num(signedNs(p.delta_ns)), num(''), h('td', {}, ''),
