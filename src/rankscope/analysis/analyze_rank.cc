@@ -115,15 +115,19 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   FillGpu(acts, timeline, &r.gpu);
   // The CPU tables first: their per-instance memory is gone before the host compute set (up to
   // one interval per CPU op) is built, so the two never peak together.
-  r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
-  r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
-  r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows, &r.collector_threads);
+  if (opt.function_tables) {
+    r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
+    r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
+    r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows, &r.collector_threads);
+  }
   const IntervalSet host_compute = HostCompute(m, order);
   r.steps = AnalyzeSteps(m, order, steps, w, acts, host_compute);
-  r.kernels = BuildKernelTable(m, acts, timeline, w, opt.max_rows);
-  r.kernel_names = BuildKernelNameTable(m, acts, timeline, w, opt.max_rows);
-  r.kernels_by_op = BuildKernelsByOpTable(m, acts, timeline, w, opt.max_rows);
-  r.memory_ops = BuildMemoryOpTable(m, acts, timeline, w, opt.max_rows);
+  if (opt.function_tables) {
+    r.kernels = BuildKernelTable(m, acts, timeline, w, opt.max_rows);
+    r.kernel_names = BuildKernelNameTable(m, acts, timeline, w, opt.max_rows);
+    r.kernels_by_op = BuildKernelsByOpTable(m, acts, timeline, w, opt.max_rows);
+    r.memory_ops = BuildMemoryOpTable(m, acts, timeline, w, opt.max_rows);
+  }
   r.host_compute_ns = host_compute.CoveredIn(w.start, w.end);
   AnalyzeCollectives(m, w, {&acts, &timeline, &steps, &host_compute, opt.max_collective_instances}, &r);
   r.idle_by_stream = AnalyzeIdleByStream(m, acts, w, opt.kernel_wait_threshold_ns);

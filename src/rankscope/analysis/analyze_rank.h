@@ -15,6 +15,10 @@ struct AnalysisOptions {
   size_t max_rows = kDefaultMaxRows;
   size_t max_collective_instances = kDefaultMaxCollectiveInstances;
   size_t top_allocators = 20;
+  // false: the per-function tables (runtime calls, CPU ops, Python paths, kernels, memory
+  // operations) stay empty; a caller that needs only steps, phases, GPU time and collectives
+  // (compare) saves their cost.
+  bool function_tables = true;
 };
 
 // What AnalyzeRank computed on the way that a caller analysing the same model further can reuse

@@ -85,6 +85,7 @@ Status LoadRun(const std::vector<std::string>& inputs, const CompareOptions& opt
   analysis.comm_patterns = opt.comm_patterns;
   analysis.threads = threads;
   analysis.telemetry = false;
+  analysis.function_tables = false;  // compare builds its own operator and kernel tables
   CallbackProgress progress(opt.file_done);
   JobInputs job_inputs;
   job_inputs.paths = inputs;
