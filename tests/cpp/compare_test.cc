@@ -211,6 +211,28 @@ TEST(CompareSummary, CellsOfEveryStepAddUpToItsDuration) {
 
 // Under autocast aten::linear runs inside aten::linear: the siblings after it are still the
 // second and third aten::linear of their parent, not the first again.
+TEST(CompareSummary, NeedsNoFunctionTables) {
+  // compare runs the per-rank analysis without its function tables (job_compare.cc): the
+  // summary built on it is the same.
+  ReaderOptions reader;
+  reader.keep_op_shapes = true;
+  auto model = ReadTraceBytes(TrainingRun(4, 150), "t.json", reader);
+  ASSERT_TRUE(model.ok());
+  AnalysisOptions lean;
+  lean.function_tables = false;
+  auto full = AnalyzeRank(*model, AnalysisOptions{});
+  auto without = AnalyzeRank(*model, lean);
+  ASSERT_TRUE(full.ok() && without.ok());
+  EXPECT_FALSE(full->cpu_ops.rows.empty());
+  EXPECT_TRUE(without->cpu_ops.rows.empty() && without->kernels.rows.empty() && without->python_paths.rows.empty());
+  auto a = BuildCompareSummary(*model, *full, nullptr, SummaryOptions{});
+  auto b = BuildCompareSummary(*model, *without, nullptr, SummaryOptions{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->steps.durations, b->steps.durations);
+  EXPECT_EQ(a->ops.size(), b->ops.size());
+  EXPECT_DOUBLE_EQ(Sum(*a), Sum(*b));
+}
+
 TEST(CompareSummary, AnOperatorInsideItselfDoesNotRestartItsSiblingsCount) {
   TraceBuilder b;
   for (int s = 0; s < 2; ++s) {
