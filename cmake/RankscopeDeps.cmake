@@ -24,3 +24,6 @@ endif()
 # build flags (OpenSSL, zlib, brotli) in the pkg-config file; the header must see the same ones.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
+
+# libxlsxwriter (`rankscope compare --xlsx`): Debian's libxlsxwriter-dev, found by pkg-config.
+pkg_check_modules(XLSXWRITER REQUIRED IMPORTED_TARGET GLOBAL xlsxwriter)

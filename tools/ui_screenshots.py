@@ -2,10 +2,12 @@
 """Screenshots of every view of the web UI, for docs/ui.md.
 
     python3 tools/ui_screenshots.py JOB_DIR [OUT_DIR, default docs/ui] [--rank R]
+    python3 tools/ui_screenshots.py COMPARISON.json docs/ui --views compare --height 1500 --top-only
 
 Starts `rankscope serve JOB_DIR`, opens the job in headless Chromium (Playwright, the system
 binary) and writes OUT_DIR/<view>.png for each view; with --rank, the heatmap and the timeline
-are opened on that rank (as clicking it in a finding does).
+are opened on that rank (as clicking it in a finding does). A comparison JSON (`rankscope compare
+--json`) has the Compare view; --top-only keeps the first screen of a long page.
 """
 
 import argparse
@@ -26,6 +28,9 @@ def main():
     p.add_argument("out", nargs="?", default=str(REPO / "docs" / "ui"))
     p.add_argument("--rank", type=int)
     p.add_argument("--width", type=int, default=1280)
+    p.add_argument("--height", type=int, default=900)
+    p.add_argument("--views", default=",".join(VIEWS), help="comma-separated views (default: all but compare)")
+    p.add_argument("--top-only", action="store_true", help="the first screen only, not the whole page")
     args = p.parse_args()
     built = REPO / "build/dev/src/rankscope/cli/rankscope"
     exe = os.environ.get("RANKSCOPE_BIN") or (str(built) if built.exists() else shutil.which("rankscope"))
@@ -39,16 +44,16 @@ def main():
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
                 "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--no-first-run", "--disable-quic"])
-            page = browser.new_page(viewport={"width": args.width, "height": 900})
+            page = browser.new_page(viewport={"width": args.width, "height": args.height})
             page.goto(url)
             page.locator("nav.tabs").wait_for(timeout=600_000)
             job = page.evaluate("() => location.hash.split('/')[2]")
-            for view in VIEWS:
+            for view in args.views.split(","):
                 q = f"?rank={args.rank}" if args.rank is not None and view in ("heatmap", "timeline", "hang") else ""
                 page.goto(f"{url}#/job/{job}/{view}{q}")
                 page.wait_for_load_state("networkidle")
                 page.wait_for_timeout(800)  # charts finish drawing
-                page.screenshot(path=str(out / f"{view}.png"), full_page=True)
+                page.screenshot(path=str(out / f"{view}.png"), full_page=not args.top_only)
                 print(out / f"{view}.png", file=sys.stderr)
             browser.close()
     finally:

@@ -169,6 +169,8 @@ TEST(JobCatalog, JobsAndConfinement) {
   touch(served / "day1" / "capA" / "rank1.pt.trace.json.gz");
   touch(served / "plain" / "a.json");
   touch(served / "report.json", R"({"ranks": [], "schema": "rankscope.report/1"})");
+  touch(served / "cmp.json", R"({"ranks": [], "schema": "rankscope.compare/1"})");  // compare --json
+  touch(served / "day1" / "capA" / "baseline-comparison", R"({"schema": "rankscope.compare/1"})");  // the daemon's
   touch(served / "snap" / "capture.manifest", "x");
   touch(served / "snap" / "rank0.stacks.txt", "x");
   touch(served / "snap" / "rank0.flightrecorder", "x");
@@ -179,12 +181,16 @@ TEST(JobCatalog, JobsAndConfinement) {
   auto catalog = web::JobCatalog::Open({served.string()});
   ASSERT_TRUE(catalog.ok());
   const auto jobs = catalog->Scan();
-  ASSERT_EQ(jobs.size(), 4u);
+  ASSERT_EQ(jobs.size(), 5u);
   std::map<std::string, const web::JobEntry*> by_name;
   for (const auto& j : jobs) by_name[j.name] = &j;
   ASSERT_TRUE(by_name.count("served/day1/capA"));
   EXPECT_EQ(by_name["served/day1/capA"]->kind, web::JobKind::kCapture);
   EXPECT_EQ(by_name["served/day1/capA"]->files.size(), 2u);
+  EXPECT_EQ(by_name["served/day1/capA"]->comparison, (served / "day1" / "capA" / "baseline-comparison").string());
+  ASSERT_TRUE(by_name.count("served/cmp.json"));
+  EXPECT_EQ(by_name["served/cmp.json"]->kind, web::JobKind::kComparison);
+  EXPECT_EQ(by_name["served/report.json"]->comparison, "");
   ASSERT_TRUE(by_name.count("served/plain"));
   EXPECT_EQ(by_name["served/plain"]->files, (std::vector<std::string>{(served / "plain" / "a.json").string()}));
   ASSERT_TRUE(by_name.count("served/report.json"));

@@ -7,18 +7,17 @@ training jobs (real PyTorch, CPU, gloo) started with `rankscope run` — one whe
 1 stops stepping (`rankscope snapshot`). Every flow reads those captures. Assertions are on the DOM (what a person reads) and on the pixels of the canvases
 (something was drawn, the abnormal cells and the late arrivals are red), never on timing."""
 
-import http.client
 import json
 import os
 import pathlib
 import shutil
-import signal
 import subprocess
 import time
 
 import pytest
 
 from capture_helpers import Daemon, job_env, processes, start_job, stop_job, torchrun, wait_for, wait_for_ranks
+from web_helpers import CHROMIUM_ARGS, Server, canvas_pixels, count_pixels, is_red
 
 CHROMIUM = os.environ.get("RANKSCOPE_CHROMIUM", "/usr/bin/chromium")
 STRAGGLER = 2
@@ -92,36 +91,6 @@ def bad_dir(capture):
     return d
 
 
-class Server:
-    def __init__(self, binary, paths, extra=()):
-        self.proc = subprocess.Popen([binary, "serve", *map(str, paths), "--port", "0", *extra],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        if not line.startswith("rankscope serve: http://"):
-            self.proc.kill()
-            raise AssertionError(f"rankscope serve did not start: {line}{self.proc.stderr.read()}")
-        self.url = line.split()[2].split("#")[0]
-        self.port = int(self.url.rsplit(":", 1)[1].strip("/"))
-
-    def get(self, path, headers=None, method="GET", body=None):
-        """A raw request (the path is sent as written: no client-side normalisation)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        conn.putrequest(method, path, skip_accept_encoding=True)
-        for k, v in (headers or {}).items():
-            conn.putheader(k, v)
-        if body is not None:
-            conn.putheader("Content-Length", str(len(body)))
-        conn.endheaders(body)
-        res = conn.getresponse()
-        out = res.status, res.read()
-        conn.close()
-        return out
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(timeout=30) == 0
-
-
 @pytest.fixture(scope="module")
 def server(rankscope_bin, capture, bad_dir):
     s = Server(rankscope_bin, [capture["out_dir"], bad_dir])
@@ -132,9 +101,7 @@ def server(rankscope_bin, capture, bad_dir):
 @pytest.fixture(scope="module")
 def browser():
     with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
 
@@ -168,24 +135,7 @@ def test_jobs_listed(server):
 
 # ---------------------------------------------------------------------------------------------
 # Pixels: robust properties of what a canvas shows (no golden images: fonts differ).
-
-def canvas_pixels(page, selector):
-    """The canvas' RGBA pixels, read in the page."""
-    return page.evaluate("""(sel) => {
-        const c = document.querySelector(sel);
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        return {w: c.width, h: c.height, data: Array.from(d)};
-    }""", selector)
-
-
-def count_pixels(px, predicate):
-    d = px["data"]
-    return sum(1 for i in range(0, len(d), 4) if d[i + 3] > 0 and predicate(d[i], d[i + 1], d[i + 2]))
-
-
-def is_red(r, g, b):  # the abnormal / late-arrival red (#d62728)
-    return r > 180 and g < 90 and b < 90
-
+# canvas_pixels, count_pixels, is_red: web_helpers.py
 
 def is_highlight(r, g, b):  # the selected rank (#fff3bf fill, #f59f00 outline)
     return r > 240 and 150 <= g <= 245 and b < 195

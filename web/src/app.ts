@@ -41,7 +41,8 @@ export class App {
       const list = await this.source.jobs();
       this.jobs = list.jobs;
       if (!parseRoute().job && list.jobs.length === 1) {
-        history.replaceState(null, '', routeHash(list.jobs[0].id, 'overview'));
+        const only = list.jobs[0];  // a comparison opens on what changed
+        history.replaceState(null, '', routeHash(only.id, only.kind === 'comparison' ? 'compare' : 'overview'));
       }
       await this.show(list.warnings);
     } catch (e) {
@@ -67,7 +68,7 @@ export class App {
       h(
         'tr',
         {},
-        h('td', {}, h('a', { href: routeHash(j.id, 'overview'), class: 'job-link' }, j.name)),
+        h('td', {}, h('a', { href: routeHash(j.id, j.kind === 'comparison' ? 'compare' : 'overview'), class: 'job-link' }, j.name)),
         h('td', {}, j.kind),
         h('td', { class: 'num' }, fmtCount(j.files)),
         h('td', {}, j.modified_unix_s ? new Date(j.modified_unix_s * 1000).toLocaleString() : ''),

@@ -18,7 +18,7 @@ export interface JobList {
   warnings: string[];
 }
 
-export type ViewDoc = 'overview' | 'timeline' | 'matrix' | 'functions' | 'telemetry' | 'report' | 'hang';
+export type ViewDoc = 'overview' | 'timeline' | 'matrix' | 'functions' | 'telemetry' | 'report' | 'hang' | 'compare';
 
 export interface DataSource {
   readonly embedded: boolean;
@@ -45,7 +45,7 @@ class EmbeddedSource implements DataSource {
     const o = this.bundle.overview;
     return {
       roots: [],
-      jobs: [{ id: EMBEDDED_JOB, kind: 'report', name: `${o.job.ranks_analysed} ranks`, root: '', path: '', files: o.job.files, modified_unix_s: 0 }],
+      jobs: [{ id: EMBEDDED_JOB, kind: this.bundle.comparison ? 'comparison' : 'report', name: this.bundle.comparison ? 'comparison' : `${o.job.ranks_analysed} ranks`, root: '', path: '', files: o.job.files, modified_unix_s: 0 }],
       warnings: [],
     };
   }
@@ -73,6 +73,9 @@ class EmbeddedSource implements DataSource {
       case 'telemetry':
         if (!b.telemetry) throw missing('Node telemetry');
         return b.telemetry as T;
+      case 'compare':
+        if (!b.comparison) throw missing('A run comparison (rankscope compare --html writes one)');
+        return b.comparison as T;
       default:
         throw missing(view);
     }

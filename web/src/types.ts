@@ -137,6 +137,150 @@ export interface Overview {
   errors: { path: string; error: string }[];
   analysis_s?: number;
   hang?: HangReport;  // a stack snapshot: its hang analysis
+  comparison?: ComparisonMarker | null;  // the job has a run comparison (its Compare tab)
+}
+
+// `source`: "comparison" (a comparison JSON: the job is the comparison) or "baseline" (a capture
+// the daemon compared with its job's baseline: baseline-comparison beside the traces).
+export interface ComparisonMarker {
+  source: 'comparison' | 'baseline';
+  base?: string[];
+  new?: string[];
+  baseline?: string | null;
+}
+
+// `rankscope compare --json` (schema rankscope.compare/1, docs/compare-schema.md): the compare
+// engine's own document, drawn as it is. Times are ns per step.
+export interface CompareSteps {
+  kept: number;
+  dropped: number[];
+  mean_ns: number;
+  sd_ns: number;
+  drift_ns: number;
+}
+
+export interface CompareOverallRow {
+  key: string;
+  label: string;
+  group: string;
+  base_ns: number;
+  new_ns: number;
+  delta_ns: number;
+  base_count: number | null;
+  new_count: number | null;
+  regression: boolean;
+  improvement: boolean;
+}
+
+export interface CompareDifference {
+  cause: string;
+  subject: string;
+  subject_kind: string;
+  text: string;
+  phase: string;
+  before: string;
+  after: string;
+  base_ns: number;
+  new_ns: number;
+  delta_ns: number;
+  share_of_delta: number;
+  base_count: number;
+  new_count: number;
+  beyond_noise: boolean;
+  parts: { where: string; base_ns: number; new_ns: number; delta_ns: number }[];
+}
+
+export interface CompareOperatorRow {
+  depth: number;
+  name: string;
+  status: string;
+  module: string;
+  phase: string;
+  base_count: number;
+  new_count: number;
+  base_attributed_ns: number;
+  new_attributed_ns: number;
+  base_device_ns: number;
+  new_device_ns: number;
+  delta_ns: number;
+}
+
+export interface CompareKernelClass {
+  class: string;
+  label: string;
+  base_count: number;
+  new_count: number;
+  base_ns: number;
+  new_ns: number;
+  delta_ns: number;
+  base_top: string;
+  new_top: string;
+}
+
+export interface CompareCommRow {
+  op: string;
+  dtype: string;
+  size: string;
+  base_count: number;
+  new_count: number;
+  base_ns: number;
+  new_ns: number;
+  base_exposed_ns: number;
+  new_exposed_ns: number;
+}
+
+export interface CompareModuleRow {
+  depth: number;
+  path: string;
+  name: string;
+  status: string;
+  source: string;
+  base_attributed_ns: number;
+  new_attributed_ns: number;
+  delta_ns: number;
+}
+
+export interface CompareRankPair {
+  base_rank: number;
+  new_rank: number;
+  base_devices: string[];
+  new_devices: string[];
+  steps: { base: CompareSteps; new: CompareSteps };
+  delta_ns: number;
+  noise_ns: number;
+  beyond_noise: boolean;
+  explained_ns: number;
+  unexplained_ns: number;
+  variation_ns: number;
+  aligned_share: number;
+  overall: CompareOverallRow[];
+  observations: { kind: string; text: string }[];
+  differences: CompareDifference[];
+  detailed: boolean;
+  operators: CompareOperatorRow[];
+  modules: CompareModuleRow[];
+  kernel_classes: CompareKernelClass[];
+  communication: CompareCommRow[];
+  warnings: string[];
+}
+
+export interface Comparison {
+  schema: string;
+  base: { inputs: string[]; ranks: number[] };
+  new: { inputs: string[]; ranks: number[] };
+  baseline: string | null;
+  job: {
+    median_rank: number | null;
+    base_median_step_ns: number;
+    new_median_step_ns: number;
+    base_slowest_rank: number | null;
+    new_slowest_rank: number | null;
+    changed_ranks: number[];
+    focus_ranks: number[];
+  };
+  ranks: CompareRankPair[];
+  findings: FindingRow[];
+  warnings: string[];
 }
 
 // `rankscope hang --json` (schema rankscope.hang/1, docs/hang.md).
@@ -298,4 +442,5 @@ export interface Bundle {
   matrix?: Matrix;
   functions?: FunctionSpread;
   telemetry?: TelemetryDoc;
+  comparison?: Comparison;  // `rankscope compare --html`
 }

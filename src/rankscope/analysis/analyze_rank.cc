@@ -88,12 +88,12 @@ void AddWarnings(const std::vector<GpuActivity>& acts, RankSummary* r) {
 
 }  // namespace
 
-StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& opt) {
+StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& opt, RankIntermediates* keep) {
   const auto started = std::chrono::steady_clock::now();
   static const CommPatterns kNoPatterns;
   ActivityClassifier classifier(m, opt.comm_patterns ? *opt.comm_patterns : kNoPatterns);
   StepDetection detected = FindSteps(m);
-  const std::vector<ProfilerStep>& steps = detected.steps;
+  std::vector<ProfilerStep>& steps = detected.steps;  // moved into `keep` at the end
   auto window = SelectWindow(m, steps, opt.window);
   if (!window.ok()) return window.status().WithContext(m.path);
   const Window& w = *window;
@@ -108,28 +108,37 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   r.step_marker = detected.marker;
   r.kernel_wait_threshold_ns = opt.kernel_wait_threshold_ns;
 
-  const std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
+  std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
   const GpuTimeline timeline = SweepGpuTimeline(acts, w);
-  const std::vector<uint32_t> order = SlicesByStart(m);
+  std::vector<uint32_t> order = SlicesByStart(m);  // moved into `keep` at the end
   r.has_gpu = !acts.empty();
   FillGpu(acts, timeline, &r.gpu);
   // The CPU tables first: their per-instance memory is gone before the host compute set (up to
   // one interval per CPU op) is built, so the two never peak together.
-  r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
-  r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
-  r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows, &r.collector_threads);
+  if (opt.function_tables) {
+    r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
+    r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
+    r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows, &r.collector_threads);
+  }
   const IntervalSet host_compute = HostCompute(m, order);
   r.steps = AnalyzeSteps(m, order, steps, w, acts, host_compute);
-  r.kernels = BuildKernelTable(m, acts, timeline, w, opt.max_rows);
-  r.kernel_names = BuildKernelNameTable(m, acts, timeline, w, opt.max_rows);
-  r.kernels_by_op = BuildKernelsByOpTable(m, acts, timeline, w, opt.max_rows);
-  r.memory_ops = BuildMemoryOpTable(m, acts, timeline, w, opt.max_rows);
+  if (opt.function_tables) {
+    r.kernels = BuildKernelTable(m, acts, timeline, w, opt.max_rows);
+    r.kernel_names = BuildKernelNameTable(m, acts, timeline, w, opt.max_rows);
+    r.kernels_by_op = BuildKernelsByOpTable(m, acts, timeline, w, opt.max_rows);
+    r.memory_ops = BuildMemoryOpTable(m, acts, timeline, w, opt.max_rows);
+  }
   r.host_compute_ns = host_compute.CoveredIn(w.start, w.end);
   AnalyzeCollectives(m, w, {&acts, &timeline, &steps, &host_compute, opt.max_collective_instances}, &r);
   r.idle_by_stream = AnalyzeIdleByStream(m, acts, w, opt.kernel_wait_threshold_ns);
   r.launch = AnalyzeLaunches(m, acts, w);
   r.memory = AnalyzeMemory(m, w, opt.top_allocators);
   AddWarnings(acts, &r);
+  if (keep) {
+    keep->order = std::move(order);
+    keep->activities = std::move(acts);
+    keep->steps = std::move(steps);
+  }
   r.analysis_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
   return r;
 }

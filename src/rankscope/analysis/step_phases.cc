@@ -27,10 +27,7 @@ struct MarkerSpan {
   Marker kind;
 };
 
-struct PhaseSpan {
-  int64_t start, end;
-  StepPhase phase;
-};
+using PhaseSpan = PhasePiece;
 
 // Marker spans in start order (`order` is the slices in start order).
 std::vector<MarkerSpan> CollectMarkers(const TraceModel& m, const std::vector<uint32_t>& order) {
@@ -127,6 +124,19 @@ std::string_view StepPhaseName(StepPhase p) {
     case StepPhase::kOther: return "other";
   }
   return "?";
+}
+
+std::vector<std::vector<PhasePiece>> StepPhaseTimelines(const TraceModel& m, const std::vector<uint32_t>& order,
+                                                        const std::vector<ProfilerStep>& steps, const Window& w) {
+  std::vector<std::vector<PhasePiece>> out;
+  if (w.mode != WindowMode::kSteps) return out;
+  const std::vector<MarkerSpan> markers = CollectMarkers(m, order);
+  std::vector<PhaseSpan> spans;
+  for (size_t k = w.first_step_index; k < w.end_step_index; ++k) {
+    StepPhaseSpans(markers, steps[k].start, steps[k].end, &spans);
+    Flatten(spans, steps[k].start, steps[k].end, &out.emplace_back());
+  }
+  return out;
 }
 
 std::vector<StepSummary> AnalyzeSteps(const TraceModel& m, const std::vector<uint32_t>& order,

@@ -25,6 +25,17 @@
 
 namespace rankscope {
 
+// A piece of a step that has one phase (trace clock).
+struct PhasePiece {
+  int64_t start, end;
+  StepPhase phase;
+};
+
+// Each step of W split into pieces by the rule above, in order (the CPU-side phase of any
+// instant of a step). `order` is SlicesByStart(model).
+std::vector<std::vector<PhasePiece>> StepPhaseTimelines(const TraceModel& model, const std::vector<uint32_t>& order,
+                                                        const std::vector<ProfilerStep>& steps, const Window& window);
+
 // The steps of W, in order, with absolute times.
 // `order` is SlicesByStart(model).
 std::vector<StepSummary> AnalyzeSteps(const TraceModel& model, const std::vector<uint32_t>& order,

@@ -27,7 +27,7 @@ struct TraceOptions {
   int64_t duration_ms = 0;
   int32_t roundup = 0;
   bool with_stack = false, record_shapes = false, profile_memory = false;
-  bool wait = false, analyze = false, json = false;
+  bool wait = false, analyze = false, json = false, baseline = false;
   int timeout_s = 300;
   std::string trace_id;
 };
@@ -106,7 +106,7 @@ int RunTrace(TraceOptions opt) {
     fmt::print(stderr, "rankscope trace: {}\n", client.status().message());
     return 2;
   }
-  if (opt.analyze) opt.wait = true;
+  if (opt.analyze || opt.baseline) opt.wait = true;
   const std::string id = opt.trace_id.empty() ? daemon::NewCaptureId() : opt.trace_id;
   const Plan plan = PlanStart(opt, client->Call("/v1/processes"));
 
@@ -123,6 +123,7 @@ int RunTrace(TraceOptions opt) {
   spec.record_shapes = opt.record_shapes;
   spec.profile_memory = opt.profile_memory;
   spec.timeout_s = opt.timeout_s;
+  spec.baseline = opt.baseline;
   auto started = client->Call("/v1/trace", daemon::ToJson(spec));
 
   CaptureOutcome outcome = opt.wait ? WaitForCapture(*client, id, std::move(started), opt.timeout_s + 5)
@@ -136,6 +137,10 @@ int RunTrace(TraceOptions opt) {
   if (outcome.expected == 0) return 1;
   if (!opt.wait) return 0;
   int rc = outcome.produced == outcome.expected ? 0 : 1;
+  if (opt.baseline && !opt.json) {
+    fmt::print("{}\n", rc == 0 ? "kept as the job's baseline by each daemon (rankscope compare --baseline JOB NEW)"
+                               : "not kept as the job's baseline: not every rank's trace is there");
+  }
   if (opt.analyze && outcome.produced > 0) rc |= RunAnalyze(outcome.dirs);
   return rc;
 }
@@ -157,6 +162,9 @@ void RegisterTraceCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--profile-memory", opt->profile_memory, "Record memory allocations");
   cmd->add_flag("--wait", opt->wait, "Wait until every file exists (or why not is known)");
   cmd->add_flag("--analyze", opt->analyze, "Then run `rankscope analyze` on the traces (implies --wait)");
+  cmd->add_flag("--baseline", opt->baseline,
+                "Keep the capture as the job's healthy baseline once every trace is there (implies --wait; "
+                "docs/compare.md)");
   cmd->add_option("--timeout-s", opt->timeout_s, "Give up on a process after this long")->capture_default_str();
   cmd->add_option("--id", opt->trace_id, "Trace id (default: UTC time + random suffix)");
   cmd->add_flag("--json", opt->json, "Print JSON");

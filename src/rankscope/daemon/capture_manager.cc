@@ -520,6 +520,7 @@ void CaptureManager::SaveFinished(std::unique_lock<std::mutex>& lock) {
   if (finished.empty()) return;
   lock.unlock();
   for (auto& c : finished) SaveBesideTraces(c);
+  if (options_.protected_captures) keep.merge(options_.protected_captures());
   const Eviction eviction = out_->EnforceBudget(keep);
   for (const auto& gone : eviction.removed) fmt::print(stderr, "rankscoped: disk budget: removed {}\n", gone);
   for (const auto& e : eviction.errors) fmt::print(stderr, "rankscoped: disk budget: {}\n", e);
@@ -530,6 +531,7 @@ void CaptureManager::SaveFinished(std::unique_lock<std::mutex>& lock) {
       c.save_errors.push_back("capture.manifest: " + s.message());
       fmt::print(stderr, "rankscoped: capture {}: manifest not written: {}\n", c.id, s.message());
     }
+    if (options_.on_saved) options_.on_saved(c);
   }
   lock.lock();
   for (const auto& f : finished) {

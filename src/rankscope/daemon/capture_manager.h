@@ -48,6 +48,11 @@ class CaptureManager {
     // (the daemon saves the telemetry of the capture's window beside the traces). May block for
     // about a sampling interval.
     std::function<Status(const Capture&, const FileWriter&)> on_finished;
+    // Called on the watcher thread once a capture's manifest is written (the daemon keeps it as
+    // its job's baseline, or compares it with that baseline: baseline_keeper.h).
+    std::function<void(const Capture&)> on_saved;
+    // Captures ("<job>/<id>") the disk budget must never evict (jobs' baselines).
+    std::function<std::set<std::string>()> protected_captures;
     // Snapshot targets whose collector has not answered after `native_after` get their stack
     // taken from outside with py-spy (native_stacks.h, capture_native.cc); "" = never.
     std::string py_spy;

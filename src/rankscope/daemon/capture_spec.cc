@@ -43,7 +43,7 @@ nlohmann::json ToJson(const TraceSpec& s) {
   return {{"trace_id", s.trace_id}, {"selection", ToJson(s.selection)}, {"steps", s.steps},
           {"duration_ms", s.duration_ms}, {"start_step", s.start_step}, {"roundup", s.roundup},
           {"start_unix_ms", s.start_unix_ms}, {"record_shapes", s.record_shapes},
-          {"with_stack", s.with_stack}, {"profile_memory", s.profile_memory},
+          {"with_stack", s.with_stack}, {"profile_memory", s.profile_memory}, {"baseline", s.baseline},
           {"timeout_s", s.timeout_s}};
 }
 
@@ -126,6 +126,7 @@ Status ReadTraceFields(const nlohmann::json& j, TraceSpec* s) {
   RANKSCOPE_ASSIGN_OR_RETURN(s->record_shapes, BoolField(j, "record_shapes", false));
   RANKSCOPE_ASSIGN_OR_RETURN(s->with_stack, BoolField(j, "with_stack", false));
   RANKSCOPE_ASSIGN_OR_RETURN(s->profile_memory, BoolField(j, "profile_memory", false));
+  RANKSCOPE_ASSIGN_OR_RETURN(s->baseline, BoolField(j, "baseline", false));
   RANKSCOPE_ASSIGN_OR_RETURN(int64_t timeout, IntegerField(j, "timeout_s", 300, 1, kMaxTraceTimeoutS));
   s->timeout_s = static_cast<int32_t>(timeout);
   return OkStatus();

@@ -35,6 +35,7 @@ struct TraceSpec {
   bool with_stack = false;
   bool profile_memory = false;
   int32_t timeout_s = 300;       // give up on a process after this long
+  bool baseline = false;         // keep it as the job's baseline once complete (baseline_keeper.h)
 };
 
 // What a request may ask for. Every number must be a JSON integer (never a float: 1e20 does

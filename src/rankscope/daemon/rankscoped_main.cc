@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 
+#include "rankscope/daemon/baseline_keeper.h"
 #include "rankscope/daemon/collector_endpoint.h"
 #include "rankscope/daemon/hang_watch.h"
 #include "rankscope/daemon/http_api.h"
@@ -55,6 +57,10 @@ struct Flags {
   int hang_snapshot_timeout_s = 30;
   std::string py_spy = "py-spy";
   int native_after_s = 5;
+  // Baselines (docs/compare.md)
+  bool baseline_first_healthy = false;
+  std::string compare_bin;  // default: `rankscope` beside this binary
+  bool no_auto_compare = false;
 };
 
 // Everything the daemon runs, in the order it is started.
@@ -65,6 +71,7 @@ struct Daemon {
   std::unique_ptr<rd::KinetoStaging> staging;
   std::unique_ptr<rd::CollectorEndpoint> collectors;
   std::unique_ptr<rt::TelemetryService> telemetry;
+  std::unique_ptr<rd::BaselineKeeper> baselines;
   std::unique_ptr<rd::CaptureManager> captures;
   std::unique_ptr<rd::KinetoEndpoint> kineto;
   std::unique_ptr<rd::HangWatch> hang_watch;
@@ -77,9 +84,33 @@ struct Daemon {
     kineto.reset();
     if (collectors) collectors->Attach(nullptr);
     captures.reset();
+    baselines.reset();
     if (telemetry) telemetry->Stop();
   }
 };
+
+// `rankscope` installed beside `rankscoped` (the build tree and pip install put them together).
+std::string RankscopeBesideUs() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  for (const auto& candidate : {self.parent_path() / "rankscope", self.parent_path().parent_path() / "cli/rankscope"}) {
+    if (std::filesystem::exists(candidate, ec)) return candidate.string();
+  }
+  return "";
+}
+
+// Jobs' baselines, and the comparison of automatic captures with them (baseline_keeper.h).
+void StartBaselines(const Flags& f, Daemon& d, rd::CaptureManager::Options* opts) {
+  rd::BaselineKeeper::Options b;
+  b.root = d.out->root();
+  b.first_healthy = f.baseline_first_healthy;
+  b.compare_bin = f.no_auto_compare ? "" : (f.compare_bin.empty() ? RankscopeBesideUs() : f.compare_bin);
+  d.baselines = std::make_unique<rd::BaselineKeeper>(b);
+  rd::BaselineKeeper* keeper = d.baselines.get();
+  opts->on_saved = [keeper](const rd::Capture& c) { keeper->OnSaved(c); };
+  opts->protected_captures = [keeper] { return keeper->Protected(); };
+}
 
 std::string Hostname() {
   char buf[256] = {};
@@ -173,6 +204,7 @@ void StartCaptures(const Flags& f, Daemon& d) {
     fmt::print(stderr, "rankscoped: no py-spy ({}): a rank whose collector does not answer a snapshot gets no stack "
                "(pip install py-spy, or --py-spy PATH)\n", f.py_spy);
   }
+  StartBaselines(f, d, &opts);
   rd::CollectorEndpoint* ce = d.collectors.get();
   d.captures = std::make_unique<rd::CaptureManager>(
       opts, d.registry.get(), d.out.get(),
@@ -320,6 +352,11 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--native-stacks-after-s", f.native_after_s, "Take a stack with py-spy when a collector has not answered a snapshot after this long")
       ->capture_default_str()->check(CLI::Range(1, 3600));
+  app.add_flag("--baseline-first-healthy", f.baseline_first_healthy,
+               "Keep each job's first complete trace capture as its baseline (docs/compare.md)");
+  app.add_option("--compare-bin", f.compare_bin, "rankscope, to compare automatic captures with the job's baseline "
+                                                 "(default: the one beside rankscoped)");
+  app.add_flag("--no-auto-compare", f.no_auto_compare, "Do not compare automatic captures with the job's baseline");
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ StatusOr<AnalysisOptions> RankOptions(const AnalyzeOptions& opt, const CommPatte
   AnalysisOptions a;
   a.comm_patterns = patterns;
   a.kernel_wait_threshold_ns = opt.kernel_wait_threshold_ns;
+  a.function_tables = opt.function_tables;
   if (opt.window == "steps") a.window.kind = WindowRequest::Kind::kSteps;
   else if (opt.window == "gpu") a.window.kind = WindowRequest::Kind::kGpu;
   else if (opt.window == "cpu") a.window.kind = WindowRequest::Kind::kCpu;
@@ -38,21 +39,27 @@ struct MappedFile {
 // The map: each file is read and reduced to its summary on a worker; the model is dropped there,
 // so memory holds a few models at a time and one summary per rank.
 std::vector<MappedFile> MapFiles(const std::vector<std::string>& files, const AnalysisOptions& a, unsigned threads,
-                                 Progress* progress) {
+                                 Progress* progress, const RankHook* hook) {
   std::vector<MappedFile> out(files.size());
   if (progress) progress->Start(files.size());
   ParallelFor(files.size(), threads, [&](size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto model = ReadTrace(files[i]);
+    auto model = ReadTrace(files[i], hook ? hook->reader : ReaderOptions{});
     const int64_t ingest_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     if (!model.ok()) {
       out[i].error = model.status();
-    } else if (auto summary = AnalyzeRank(*model, a); summary.ok()) {
-      summary->ingest_ns = ingest_ns;
-      out[i].summary = std::move(summary).value();
     } else {
-      out[i].error = summary.status();
+      RankIntermediates intermediates;
+      auto summary = AnalyzeRank(*model, a, hook ? &intermediates : nullptr);
+      if (!summary.ok()) {
+        out[i].error = summary.status();
+      } else if (Status s = hook ? hook->fn(*model, *summary, intermediates) : OkStatus(); !s.ok()) {
+        out[i].error = s;
+      } else {
+        summary->ingest_ns = ingest_ns;
+        out[i].summary = std::move(summary).value();
+      }
     }
     if (progress) progress->FileDone();
   });
@@ -118,7 +125,8 @@ void JoinNodeTelemetry(const JobInputs& in, JobReport* report) {
 
 }  // namespace
 
-StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& options, Progress* progress) {
+StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& options, Progress* progress,
+                               const RankHook* hook) {
   RANKSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> files, DiscoverTraceFiles(inputs.paths));
   RANKSCOPE_ASSIGN_OR_RETURN(CommPatterns patterns, CommPatterns::Compile(options.comm_patterns));
   RANKSCOPE_ASSIGN_OR_RETURN(AnalysisOptions rank_options, RankOptions(options, &patterns));
@@ -126,7 +134,7 @@ StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& op
 
   JobReport report;
   report.options = options;
-  RANKSCOPE_RETURN_IF_ERROR(CollectRanks(files, MapFiles(files, rank_options, options.threads, progress), &report));
+  RANKSCOPE_RETURN_IF_ERROR(CollectRanks(files, MapFiles(files, rank_options, options.threads, progress, hook), &report));
   if (report.ranks.size() > 1) {
     RANKSCOPE_ASSIGN_OR_RETURN(ClusterOptions cluster_options, ClusterOptionsFor(inputs, options, &report));
     RANKSCOPE_ASSIGN_OR_RETURN(ClusterDiagnosis cluster, DiagnoseCluster(report.ranks, cluster_options));

@@ -8,12 +8,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/base/status.h"
 #include "rankscope/engine/job_report.h"
+#include "rankscope/ingest/reader_options.h"
+#include "rankscope/ingest/trace_model.h"
 
 namespace rankscope {
 
@@ -32,8 +36,19 @@ class Progress {
   virtual void FileDone() = 0;  // called from worker threads
 };
 
+// Per-rank work a caller adds to the map (compare builds its own summary here): `fn` runs on the
+// worker thread with the rank's model, summary and the analysis's intermediates (to reuse, not
+// recompute), before the model is dropped, for every file that maps to a summary; it must be
+// thread-safe. An error makes the file an error of the job (JobReport::errors). `reader`
+// replaces the default reader options (e.g. keep_op_shapes).
+struct RankHook {
+  ReaderOptions reader;
+  std::function<Status(const TraceModel& model, const RankSummary& summary, RankIntermediates& intermediates)> fn;
+};
+
 // Fails only on a whole-job problem (no trace at all, a bad option, a rank assigned twice, a
 // host map missing ranks); a file that cannot be read is an entry in JobReport::errors.
-StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& options, Progress* progress = nullptr);
+StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& options, Progress* progress = nullptr,
+                               const RankHook* hook = nullptr);
 
 }  // namespace rankscope

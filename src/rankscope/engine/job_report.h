@@ -29,6 +29,7 @@ struct AnalyzeOptions {
   double flag_share = kFlagShare;  // bottleneck ratio above which a function is flagged
   unsigned threads = DefaultThreadCount();  // files analysed in parallel
   bool telemetry = true;           // join the telemetry.<host>.tsv found beside the traces
+  bool function_tables = true;     // false: no per-function tables (compare uses none of them)
 };
 
 struct FileError {

@@ -43,6 +43,7 @@ std::string_view EvidenceKindName(EvidenceKind k) {
     case EvidenceKind::kStackTaken: return "stack_taken";
     case EvidenceKind::kNoStack: return "no_stack";
     case EvidenceKind::kStackFrame: return "stack_frame";
+    case EvidenceKind::kCompareDelta: return "compare_delta";
     case EvidenceKind::kText: return "text";
   }
   return "text";
@@ -63,6 +64,7 @@ std::string_view NextStepKindName(NextStepKind k) {
     case NextStepKind::kHangNativeCall: return "hang_native_call";
     case NextStepKind::kHangDataLoaderWorkers: return "hang_dataloader_workers";
     case NextStepKind::kHangTransport: return "hang_transport";
+    case NextStepKind::kCompareTable: return "compare_table";
   }
   return "none";
 }

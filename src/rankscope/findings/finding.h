@@ -68,6 +68,7 @@ enum class EvidenceKind : uint8_t {
   kStackTaken,          // rank: how its stack was taken (subject "collector"/"py-spy"); steps_completed, seconds_since_last_step
   kNoStack,             // rank: no stack; detail says why
   kStackFrame,          // a frame; subject_kind: "innermost", "native", "gil", "common", "odd", "majority", "majority_innermost"
+  kCompareDelta, // rank + subject + detail (cause): the difference per step, BASE vs NEW, and the noise band
   kText,         // a sentence no other kind can express (keep rare)
 };
 std::string_view EvidenceKindName(EvidenceKind k);
@@ -103,6 +104,7 @@ enum class NextStepKind : uint8_t {
   kHangNativeCall,          // the C call `subject` that holds the GIL: why it blocks, and release the GIL around it
   kHangDataLoaderWorkers,   // the rank's DataLoader worker processes (py-spy dump --pid of each)
   kHangTransport,           // the network, the peers' processes, the communication library's logs
+  kCompareTable,       // look up `subject` in the comparison's `detail` table (operators, modules, ...)
 };
 std::string_view NextStepKindName(NextStepKind k);
 

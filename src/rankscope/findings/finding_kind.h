@@ -32,6 +32,9 @@ enum class FindingKind : uint16_t {
   kHangDataLoaderWait,
   kHangStackOutlier,
   kHangStuckInCollective,
+  // Run comparison (compare/): a difference between BASE and NEW beyond noise.
+  kCompareRegression,
+  kCompareImprovement,
   kCount
 };
 

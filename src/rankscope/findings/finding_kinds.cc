@@ -54,6 +54,12 @@ constexpr FindingKindInfo kTable[] = {
      "The rank's main thread is somewhere else than the majority's, and no Flight Recorder evidence explains it: the frame where the stacks part ways."},
     {FindingKind::kHangStuckInCollective, "hang_stuck_in_collective", kWarning, "hang",
      "Every member entered the same collective and none completed it: no rank is missing; the transport (network, a dead peer process, the communication library) is the suspect."},
+    {FindingKind::kCompareRegression, "compare_regression", kWarning, "compare",
+     "NEW is slower than BASE per step by a difference beyond the step-to-step noise, with its cause (operators "
+     "added or removed, input shapes or types changed, the same work slower, communication, host time outside "
+     "operators); costed by the difference, what reverting it is worth."},
+    {FindingKind::kCompareImprovement, "compare_improvement", kInfo, "compare",
+     "NEW is faster than BASE per step by a difference beyond the step-to-step noise, with its cause; no saving."},
 };
 static_assert(std::size(kTable) == static_cast<size_t>(FindingKind::kCount), "one table row per FindingKind");
 

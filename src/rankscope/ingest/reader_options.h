@@ -14,6 +14,9 @@ struct ReaderOptions {
   size_t max_event_bytes = 64u << 20;
   // Top-level values other than traceEvents larger than this are skipped with a warning.
   size_t max_top_level_value_bytes = 64u << 20;
+  // Keep every CPU op's "Input Dims" and "Input type" (record_shapes=True) as interned text in
+  // TraceModel::op_shapes. Off by default: only `rankscope compare` aligns operators on shapes.
+  bool keep_op_shapes = false;
 };
 
 }  // namespace rankscope

@@ -104,6 +104,16 @@ struct CollectiveInfo {
   StringId out_split = StringPool::kEmptyId;
 };
 
+// A CPU op's input shapes and types (record_shapes=True), read only with
+// ReaderOptions::keep_op_shapes: "Input Dims" and "Input type" as interned JSON text, as written
+// (e.g. `[[64, 256], [512, 256], [512]]` and `["float", "float", "float"]`). Traces repeat a few
+// shapes many times, so consumers normalise the text once per distinct id.
+struct OpShape {
+  uint32_t slice = 0;
+  StringId dims = StringPool::kEmptyId;
+  StringId types = StringPool::kEmptyId;
+};
+
 struct InstantTable {  // ph:i / ph:I, except [memory]
   std::vector<int64_t> ts;
   std::vector<StringId> name;
@@ -214,6 +224,7 @@ struct TraceModel {
   std::vector<GpuActivityInfo> gpu;
   std::vector<PythonFrameInfo> python;
   std::vector<CollectiveInfo> collectives;  // sorted by slice
+  std::vector<OpShape> op_shapes;           // sorted by slice; empty unless keep_op_shapes
   // CPU ops autograd recorded, by their "Fwd thread id" arg (sorted slice rows): 0 on forward
   // ops, the forward thread's id on ops run by the backward pass.
   std::vector<uint32_t> forward_ops;

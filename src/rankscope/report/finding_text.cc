@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "rankscope/report/text_format.h"
 
@@ -105,8 +106,29 @@ std::string TelemetryTitle(const Finding& f) {
   }
 }
 
+// compare: the difference's cause and subject (compare/compare_result.h Cause).
+std::string CompareTitle(const Finding& f) {
+  const std::string change = f.kind == FindingKind::kCompareRegression ? "slower" : "faster";
+  const std::string amount = D(std::fabs(f.cost.added_ns)) + Per(f);
+  const std::string& c = f.subject_kind;
+  std::string what;
+  if (c == "added") what = "added " + f.subject;
+  else if (c == "removed") what = "removed " + f.subject;
+  else if (c == "shapes") what = "input shapes changed";
+  else if (c == "dtypes") what = "input types changed (precision)";
+  else if (c == "same_work") what = f.subject + ": the same work takes " + (f.kind == FindingKind::kCompareRegression ? "longer" : "less time");
+  else if (c == "many_small") what = "many small differences (" + f.subject + ")";
+  else if (c == "communication") what = "communication (" + f.subject + "): exposed time and collective calls";
+  else if (c == "host_gap") what = "host time outside operators in " + PhaseWords(f.subject);
+  else if (c == "unlinked_gpu") what = "GPU " + f.subject + " without a launching operator";
+  else what = f.subject;
+  return fmt::format("NEW is {} by {} on {}: {}", change, amount, Ranks(f.ranks), what);
+}
+
 std::string Title(const Finding& f) {
   switch (f.kind) {
+    case FindingKind::kCompareRegression:
+    case FindingKind::kCompareImprovement: return CompareTitle(f);
     case FindingKind::kSlowNode:
     case FindingKind::kSlowRank: return SlowGroupTitle(f);
     case FindingKind::kSlowFunction: return SlowFunctionTitle(f);
@@ -134,7 +156,13 @@ std::string CostLine(const Finding& f) {
                          D(c.step_ns), c.unit, c.unit);
     case CostMethod::kWindowShare:
       return fmt::format("during {} of the traced window", Pct(c.share));
-    case CostMethod::kDelta: return fmt::format("changes the step by {}{}", D(c.saving_ns), Per(f));
+    case CostMethod::kDelta:
+      if (c.added_ns > 0) {
+        return fmt::format("costs {}{} ({:.1f}% of NEW's step): {} -> {} without it", D(c.added_ns), Per(f),
+                           c.step_ns > 0 ? 100 * c.added_ns / c.step_ns : 0.0, D(c.step_ns), D(c.estimated_step_ns));
+      }
+      return fmt::format("saves {}{} ({:.1f}% of BASE's step)", D(-c.added_ns), Per(f),
+                         c.estimated_step_ns > 0 ? -100 * c.added_ns / c.estimated_step_ns : 0.0);
     case CostMethod::kNone: return "cost: not a matter of step time";
   }
   return "";
@@ -282,6 +310,10 @@ std::string Next(const Finding& f) {
       return fmt::format("compare {} on {} with a healthy rank (`rankscope analyze --rank {}`): calls, shapes, clocks",
                          FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), who, first);
     case NextStepKind::kNodeCondition: return NextTelemetry(f);
+    case NextStepKind::kCompareTable:
+      return fmt::format("see {} in the comparison's {} table (`rankscope compare ... --rank {} --xlsx FILE` has every "
+                         "row, both runs side by side)",
+                         f.next.subject, f.next.detail, first);
     default: return HangNextStepSentence(f);  // the hang kinds' next steps (report/hang_report_text.cc)
   }
 }
@@ -322,6 +354,12 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kHostPeers: return HostPeersSentence(e, f);
     case EvidenceKind::kWhatIf: return WhatIfSentence(e, f);
     case EvidenceKind::kTelemetry: return TelemetrySentence(e);
+    case EvidenceKind::kCompareDelta:
+      return fmt::format("rank {}: {}{} in NEW vs {} in BASE ({}{}; the rank's step changed by {}, noise band {}){}",
+                         e.rank, D(e.Get("new_ns")), Per(f), D(e.Get("base_ns")),
+                         (e.Get("delta_ns") >= 0 ? "+" : "-") + D(std::fabs(e.Get("delta_ns"))), Per(f),
+                         (e.Get("step_delta_ns") >= 0 ? "+" : "-") + D(std::fabs(e.Get("step_delta_ns"))),
+                         D(e.Get("noise_ns")), e.text.empty() ? "" : "; " + e.text);
     case EvidenceKind::kText: return e.text;
     default:  // hang evidence: the hang report draws it as stacks and collectives
       return e.subject.empty() ? std::string(EvidenceKindName(e.kind))

@@ -44,11 +44,15 @@ std::string NameUnder(const fs::path& p, const fs::path& root) {
   return (root.filename() / p.lexically_relative(root)).string();
 }
 
+// The daemon's comparison of an automatic capture with its job's baseline (baseline_keeper.h).
+constexpr std::string_view kBaselineComparison = "baseline-comparison";
+
 struct Walk {
   std::set<fs::path> capture_dirs;
+  std::map<fs::path, fs::path> comparisons;  // capture directory -> its baseline-comparison
   std::map<fs::path, std::vector<fs::path>> snapshot_files;  // stacks and Flight Recorder dumps
   std::map<fs::path, std::vector<fs::path>> traces_by_dir;
-  std::vector<fs::path> reports;
+  std::vector<std::pair<fs::path, JobKind>> reports;  // report and comparison JSON files
 };
 
 void WalkRoot(const fs::path& root, Walk* w, std::vector<std::string>* warnings) {
@@ -83,8 +87,11 @@ void WalkRoot(const fs::path& root, Walk* w, std::vector<std::string>* warnings)
       w->snapshot_files[e.path().parent_path()].push_back(e.path());
     } else if (name == "capture.manifest") {
       w->capture_dirs.insert(e.path().parent_path());
-    } else if (EndsWith(name, ".json") && LooksLikeReport(e.path())) {
-      w->reports.push_back(e.path());
+    } else if (name == kBaselineComparison) {
+      w->comparisons[e.path().parent_path()] = e.path();
+    } else if (const JsonDocKind doc = EndsWith(name, ".json") ? JsonDocKindOf(e.path()) : JsonDocKind::kNone;
+               doc != JsonDocKind::kNone) {
+      w->reports.emplace_back(e.path(), doc == JsonDocKind::kReport ? JobKind::kReport : JobKind::kComparison);
     } else if (IsTraceName(name)) {
       w->traces_by_dir[e.path().parent_path()].push_back(e.path());
     }
@@ -99,31 +106,32 @@ std::string_view JobKindName(JobKind k) {
     case JobKind::kTraces: return "traces";
     case JobKind::kReport: return "report";
     case JobKind::kSnapshot: return "snapshot";
+    case JobKind::kComparison: return "comparison";
   }
   return "traces";
 }
 
-bool LooksLikeReport(const fs::path& file) {
+JsonDocKind JsonDocKindOf(const fs::path& file) {
   // Classified once per (path, size, time): the catalog is rescanned on every request.
   struct Seen {
     uintmax_t size;
     int64_t modified;
-    bool report;
+    JsonDocKind kind;
   };
   static std::mutex mu;
   static std::map<std::string, Seen> seen;
   std::error_code ec;
   const uintmax_t size = fs::file_size(file, ec);
-  if (ec) return false;
+  if (ec) return JsonDocKind::kNone;
   const int64_t modified = ModifiedUnixS(file);
   {
     std::lock_guard lock(mu);
     if (auto it = seen.find(file.string()); it != seen.end() && it->second.size == size && it->second.modified == modified) {
-      return it->second.report;
+      return it->second.kind;
     }
   }
   std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
+  if (!in) return JsonDocKind::kNone;
   auto read = [&](std::streamoff at, size_t n) {
     std::string buf(n, '\0');
     in.clear();
@@ -133,19 +141,23 @@ bool LooksLikeReport(const fs::path& file) {
     return buf;
   };
   constexpr size_t kHead = 64 << 10, kTail = 1 << 20;
-  constexpr std::string_view kSchema = "\"rankscope.report/";
-  // A Kineto trace names its events near the start; the report writer puts "schema" after
-  // "ranks", near the end (only "telemetry" and "warnings" follow it).
+  auto kind_in = [](const std::string& text) {
+    if (text.find("\"rankscope.report/") != std::string::npos) return JsonDocKind::kReport;
+    if (text.find("\"rankscope.compare/") != std::string::npos) return JsonDocKind::kComparison;
+    return JsonDocKind::kNone;
+  };
+  // A Kineto trace names its events near the start; the report and compare writers put
+  // "schema" after "ranks", near the end (only "telemetry" and "warnings" follow it).
   const std::string head = read(0, kHead);
-  bool report = head.find(kSchema) != std::string::npos;
-  if (!report && head.find("\"traceEvents\"") == std::string::npos && size > kHead) {
+  JsonDocKind kind = kind_in(head);
+  if (kind == JsonDocKind::kNone && head.find("\"traceEvents\"") == std::string::npos && size > kHead) {
     const uintmax_t from = size > kTail ? size - kTail : 0;
-    report = read(static_cast<std::streamoff>(from), kTail).find(kSchema) != std::string::npos;
+    kind = kind_in(read(static_cast<std::streamoff>(from), kTail));
   }
   std::lock_guard lock(mu);
   if (seen.size() >= JobCatalog::kMaxEntries) seen.clear();
-  seen[file.string()] = {size, modified, report};
-  return report;
+  seen[file.string()] = {size, modified, kind};
+  return kind;
 }
 
 StatusOr<JobCatalog> JobCatalog::Open(const std::vector<std::string>& paths) {
@@ -174,15 +186,17 @@ std::vector<JobEntry> JobCatalog::Scan(std::vector<std::string>* warnings) const
   for (size_t i = 0; i < roots_.size(); ++i) {
     const fs::path& root = roots_[i];
     if (fs::is_regular_file(root)) {
-      const bool report = LooksLikeReport(root);
-      add({IdOf(root), report ? JobKind::kReport : JobKind::kTraces, root.filename().string(), given_[i],
-           root.string(), {root.string()}, ModifiedUnixS(root)});
+      const JsonDocKind doc = JsonDocKindOf(root);
+      const JobKind kind = doc == JsonDocKind::kReport       ? JobKind::kReport
+                           : doc == JsonDocKind::kComparison ? JobKind::kComparison
+                                                             : JobKind::kTraces;
+      add({IdOf(root), kind, root.filename().string(), given_[i], root.string(), {root.string()}, ModifiedUnixS(root), ""});
       continue;
     }
     Walk w;
     WalkRoot(root, &w, warnings);
-    for (const fs::path& r : w.reports) {
-      add({IdOf(r), JobKind::kReport, NameUnder(r, root), given_[i], r.string(), {r.string()}, ModifiedUnixS(r)});
+    for (const auto& [r, kind] : w.reports) {
+      add({IdOf(r), kind, NameUnder(r, root), given_[i], r.string(), {r.string()}, ModifiedUnixS(r), ""});
     }
     // Trace files belong to the innermost capture directory above them, else to their directory.
     std::map<fs::path, std::vector<fs::path>> jobs_files;
@@ -202,7 +216,7 @@ std::vector<JobEntry> JobCatalog::Scan(std::vector<std::string>* warnings) const
     for (auto& [dir, files] : w.snapshot_files) {
       if (jobs_files.count(dir)) continue;
       std::sort(files.begin(), files.end());
-      JobEntry e{IdOf(dir), JobKind::kSnapshot, NameUnder(dir, root), given_[i], dir.string(), {}, ModifiedUnixS(dir)};
+      JobEntry e{IdOf(dir), JobKind::kSnapshot, NameUnder(dir, root), given_[i], dir.string(), {}, ModifiedUnixS(dir), ""};
       for (const fs::path& f : files) {
         e.files.push_back(f.string());
         e.modified_unix_s = std::max(e.modified_unix_s, ModifiedUnixS(f));
@@ -215,10 +229,13 @@ std::vector<JobEntry> JobCatalog::Scan(std::vector<std::string>* warnings) const
     for (auto& [dir, files] : jobs_files) {
       std::sort(files.begin(), files.end());
       JobEntry e{IdOf(dir), w.capture_dirs.count(dir) ? JobKind::kCapture : JobKind::kTraces, NameUnder(dir, root),
-                 given_[i], dir.string(), {}, ModifiedUnixS(dir)};
+                 given_[i], dir.string(), {}, ModifiedUnixS(dir), ""};
       for (const fs::path& f : files) {
         e.files.push_back(f.string());
         e.modified_unix_s = std::max(e.modified_unix_s, ModifiedUnixS(f));
+      }
+      if (auto c = w.comparisons.find(dir); c != w.comparisons.end() && e.kind == JobKind::kCapture) {
+        e.comparison = c->second.string();
       }
       add(std::move(e));
     }

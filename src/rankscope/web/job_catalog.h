@@ -1,12 +1,14 @@
 // The jobs `rankscope serve PATH...` offers, found under the paths it was given (its roots):
 //
 //   a capture directory (capture.manifest, rank traces, telemetry.<host>.tsv)  -> one job
+//     (with `baseline-comparison`, the daemon's comparison with the job's baseline: its Compare view)
 //   a stack snapshot (rank<R>.stacks.txt, rank<R>.flightrecorder)  -> one job: its hang analysis
 //   the daemon's output directory (captures below it)         -> one job per capture, rescanned
 //                                                                 on every listing
 //   a directory of trace files (searched recursively)         -> one job per directory that
 //                                                                 holds trace files
 //   a report JSON (`rankscope analyze --json`)                -> one job, shown as written
+//   a comparison JSON (`rankscope compare --json`)            -> one job: its Compare view
 //   a trace file                                              -> one job of that file
 //
 // Confinement: a job is addressed by an opaque id, never by a path, so no request names a
@@ -25,8 +27,8 @@
 
 namespace rankscope::web {
 
-enum class JobKind { kCapture, kTraces, kReport, kSnapshot };
-std::string_view JobKindName(JobKind k);  // "capture", "traces", "report", "snapshot"
+enum class JobKind { kCapture, kTraces, kReport, kSnapshot, kComparison };
+std::string_view JobKindName(JobKind k);  // "capture", "traces", "report", "snapshot", "comparison"
 
 struct JobEntry {
   std::string id;                  // opaque, stable for a path
@@ -36,6 +38,7 @@ struct JobEntry {
   std::string path;                // canonical directory (or report file)
   std::vector<std::string> files;  // trace files (canonical), the report file, or the snapshot's files
   int64_t modified_unix_s = 0;     // newest file
+  std::string comparison;          // a capture's baseline-comparison (canonical), or ""
 };
 
 class JobCatalog {
@@ -59,7 +62,10 @@ class JobCatalog {
   std::vector<std::filesystem::path> roots_;  // canonical
 };
 
-// True when the file is a rankscope JSON report (its head or tail names the schema).
-bool LooksLikeReport(const std::filesystem::path& file);
+// Which rankscope JSON document a file is (its head or tail names the schema), if any.
+enum class JsonDocKind { kNone, kReport, kComparison };
+JsonDocKind JsonDocKindOf(const std::filesystem::path& file);
+// True when the file is a rankscope JSON report (`analyze --json`).
+inline bool LooksLikeReport(const std::filesystem::path& file) { return JsonDocKindOf(file) == JsonDocKind::kReport; }
 
 }  // namespace rankscope::web

@@ -12,13 +12,15 @@
 #include "rankscope/hang/hang_analysis.h"
 #include "rankscope/report/hang_report.h"
 #include "rankscope/report/analysis_report.h"
+#include "rankscope/report/compare_view_json.h"
 
 namespace rankscope::web {
 namespace {
 
 // What identifies the job's content: its files and their times (a capture gains traces).
 std::string Fingerprint(const JobEntry& e) {
-  return fmt::format("{}:{}:{}", e.files.size(), e.modified_unix_s, e.files.empty() ? "" : e.files.back());
+  return fmt::format("{}:{}:{}:{}", e.files.size(), e.modified_unix_s, e.files.empty() ? "" : e.files.back(),
+                     e.comparison);
 }
 
 StatusOr<nlohmann::json> ReadReportJson(const std::string& path) {
@@ -109,6 +111,8 @@ StatusOr<std::shared_ptr<const AnalyzedJob>> JobStore::Analyze(const JobEntry& e
     job->hang_json = HangReportJson(analysis);
   } else if (entry.kind == JobKind::kReport) {
     RANKSCOPE_ASSIGN_OR_RETURN(job->report_json, ReadReportJson(entry.path));
+  } else if (entry.kind == JobKind::kComparison) {
+    RANKSCOPE_ASSIGN_OR_RETURN(job->compare_json, ReadComparisonJson(entry.path, kMaxComparisonBytes));
   } else {
     if (entry.files.empty()) return NotFound("{}: no trace file yet", entry.name);
     AnalyzeOptions options;
@@ -123,6 +127,7 @@ StatusOr<std::string> JobStore::Document(const AnalyzedJob& job, const std::stri
   if (kind == "report") {  // large at many ranks: written when asked, not kept
     if (job.hang_json) return Dump(*job.hang_json);
     if (job.report_json) return Dump(*job.report_json);
+    if (job.compare_json) return Dump(*job.compare_json);
     std::ostringstream out;
     WriteAnalysisReportJson(*job.report, out);
     return std::move(out).str();
@@ -132,7 +137,17 @@ StatusOr<std::string> JobStore::Document(const AnalyzedJob& job, const std::stri
   if (auto it = job.docs.find(key); it != job.docs.end()) return it->second;
 
   nlohmann::json doc;
-  if (job.hang_json) {
+  if (job.compare_json) {
+    if (kind == "overview") doc = CompareOverviewJson(*job.compare_json);
+    else if (kind == "compare") doc = *job.compare_json;
+    else return FailedPrecondition("this job is a comparison JSON: the {} view needs traces", kind);
+  } else if (kind == "compare") {
+    if (job.entry.comparison.empty()) {
+      return FailedPrecondition("this job has no comparison: `rankscope compare BASE NEW --json FILE` writes one to "
+                                "serve, and the daemon compares an automatic capture with its job's baseline");
+    }
+    RANKSCOPE_ASSIGN_OR_RETURN(doc, ReadComparisonJson(job.entry.comparison, kMaxComparisonBytes));
+  } else if (job.hang_json) {
     if (kind == "overview") doc = HangOverview(*job.hang_json);
     else if (kind == "hang") doc = *job.hang_json;
     else return FailedPrecondition("this job is a stack snapshot: the {} view needs traces", kind);
@@ -161,6 +176,7 @@ StatusOr<std::string> JobStore::Document(const AnalyzedJob& job, const std::stri
     if (kind == "overview") {
       doc = ReportOverviewJson(ReportHeadJson(rep), rep.ranks, rep.options.flag_share);
       doc["analysis_s"] = job.analysis_s;
+      if (!job.entry.comparison.empty()) doc["comparison"] = ComparisonMarkerJson("baseline", nullptr);
     } else if (kind == "rank") {
       for (const RankSummary& r : rep.ranks) {
         if (r.rank.rank == arg.value_or(INT64_MIN)) doc = RankSummaryToJson(r, rep.options.flag_share);

@@ -26,6 +26,7 @@ struct AnalyzedJob {
   std::optional<JobReport> report;            // jobs of trace files (AnalyzeJob)
   std::optional<nlohmann::json> report_json;  // a report JSON as written
   std::optional<nlohmann::json> hang_json;    // a stack snapshot's hang analysis (rankscope.hang/1)
+  std::optional<nlohmann::json> compare_json; // a comparison JSON (rankscope.compare/1)
   double analysis_s = 0;
 
   mutable std::mutex mu;  // guards docs
@@ -35,6 +36,7 @@ struct AnalyzedJob {
 class JobStore {
  public:
   static constexpr uint64_t kMaxReportBytes = 1ull << 30;  // a report JSON to parse
+  static constexpr uint64_t kMaxComparisonBytes = 256ull << 20;  // a comparison JSON to parse
   static constexpr size_t kMaxDocsPerJob = 64;             // cached documents (timelines) per job
 
   JobStore(const JobCatalog* catalog, unsigned threads, size_t max_cached = 4)
@@ -45,8 +47,9 @@ class JobStore {
 
   // A document of the job: "overview", "timeline" (step: a number or nullopt), "matrix",
   // "functions", "telemetry", "rank" (step = the rank number), "report" (the whole report, not
-  // kept), "hang" (a snapshot's hang analysis). FailedPrecondition when the job cannot have it
-  // (one rank; a report JSON; a snapshot has no traces).
+  // kept), "hang" (a snapshot's hang analysis), "compare" (a comparison JSON, or a capture's
+  // baseline-comparison, as the compare engine wrote it). FailedPrecondition when the job cannot
+  // have it (one rank; a report JSON; a snapshot has no traces; no comparison).
   StatusOr<std::string> Document(const AnalyzedJob& job, const std::string& kind, std::optional<int64_t> arg);
 
  private:

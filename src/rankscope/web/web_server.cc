@@ -138,7 +138,7 @@ void WebServer::Routes() {
   });
 
   // Every document of a job: /api/jobs/<id>/<view>[/<arg>]
-  server_->Get(R"(/api/jobs/([0-9a-f]{16})/(overview|report|timeline|matrix|functions|telemetry|hang|ranks/(-?[0-9]{1,10})))",
+  server_->Get(R"(/api/jobs/([0-9a-f]{16})/(overview|report|timeline|matrix|functions|telemetry|hang|compare|ranks/(-?[0-9]{1,10})))",
                [this](const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
     std::string view = req.matches[2];

@@ -7,3 +7,4 @@ import './matrix';
 import './functions';
 import './telemetry';
 import './hang';
+import './compare';

@@ -23,14 +23,24 @@ function sentences(v: Sentence | Sentence[] | null | undefined): string[] {
   return (Array.isArray(v) ? v : [v]).map(sentence).filter((x) => x !== '');
 }
 
+// A comparison JSON: the job is the comparison (no traces here).
+function isComparison(o: Overview): boolean {
+  return o.comparison?.source === 'comparison';
+}
+
+// Where a rank of a finding opens.
+function rankView(o: Overview): string {
+  return o.hang ? 'hang' : isComparison(o) ? 'compare' : 'heatmap';
+}
+
 function rankLinks(ranks: number[], ctx: ViewContext): HTMLElement {
   return h(
     'span',
     { class: 'rank-links' },
     ranks.slice(0, 16).map((r) =>
       h('span', { class: 'rank-chip' },
-        h('a', { href: '#', class: 'rank-link', 'data-rank': r, onclick: (e: Event) => { e.preventDefault(); ctx.navigate(ctx.overview.hang ? 'hang' : 'heatmap', { rank: r }); } }, `rank ${r}`),
-        ctx.overview.hang ? null : h('a', { href: '#', class: 'timeline-link', title: `timeline of rank ${r}`, 'data-rank': r, onclick: (e: Event) => { e.preventDefault(); ctx.navigate('timeline', { rank: r }); } }, '⟿'),
+        h('a', { href: '#', class: 'rank-link', 'data-rank': r, onclick: (e: Event) => { e.preventDefault(); ctx.navigate(rankView(ctx.overview), { rank: r }); } }, `rank ${r}`),
+        ctx.overview.hang || isComparison(ctx.overview) ? null : h('a', { href: '#', class: 'timeline-link', title: `timeline of rank ${r}`, 'data-rank': r, onclick: (e: Event) => { e.preventDefault(); ctx.navigate('timeline', { rank: r }); } }, '⟿'),
       ),
     ),
     ranks.length > 16 ? h('span', {}, ` and ${ranks.length - 16} more`) : null,
@@ -175,7 +185,19 @@ registerView({
       el.append(h('p', {}, h('a', { href: '#', class: 'open-hang', onclick: (e: Event) => { e.preventDefault(); ctx.navigate('hang'); } }, 'What each rank was doing →')));
       return;
     }
+    const openCompare = o.comparison
+      ? h('p', {}, h('a', { href: '#', class: 'open-compare', onclick: (e: Event) => { e.preventDefault(); ctx.navigate('compare'); } },
+        o.comparison.source === 'baseline' ? 'What changed since the job\'s baseline →' : 'What changed, and what it costs →'))
+      : null;
+    if (isComparison(o)) {  // a run comparison: its findings; the Compare tab has the rest
+      el.append(h('h2', {}, 'Findings'));
+      el.append(o.findings.length ? h('div', { class: 'findings' }, o.findings.map((f, i) => findingCard(f, ctx, i)))
+        : h('p', { class: 'muted no-findings' }, 'No difference beyond noise between the two runs.'));
+      el.append(openCompare!);
+      return;
+    }
     if (!o.ranks.length) return;
+    if (openCompare) el.append(openCompare);
     const wi = whatIf(o, ctx);
     if (wi) el.append(wi);
     el.append(h('h2', {}, 'Findings'));

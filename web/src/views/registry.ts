@@ -47,5 +47,6 @@ export function findView(id: string): View | undefined {
 
 export function needsCluster(o: Overview): true | string {
   if (o.hang) return 'a stack snapshot has no traces (its Hang tab shows what each rank was doing)';
+  if (o.comparison?.source === 'comparison') return 'a run comparison has no traces here (its Compare tab shows what changed)';
   return o.cluster ? true : `this view compares ranks: the job has ${o.ranks.length} rank${o.ranks.length === 1 ? '' : 's'}`;
 }

@@ -177,6 +177,53 @@ error_code ReadFirstString(od::value& value, RawEvent& ev) {
   return simdjson::SUCCESS;
 }
 
+// An array argument kept as its JSON text (valid until the next chunk). Not an array: ignored.
+error_code ReadArrayText(od::value& value, std::string_view* out, RawEvent& ev, RawEvent::Field field) {
+  od::array array;
+  error_code e = value.get_array().get(array);
+  if (IsTypeError(e)) return simdjson::SUCCESS;
+  if (e) return e;
+  e = array.raw_json().get(*out);
+  if (e) return e;
+  ev.present |= field;
+  return simdjson::SUCCESS;
+}
+
+// ReadFirstTensorElements on the text of "Input Dims" (already read as text): "[[263562],[],...]".
+void FirstTensorElementsFromText(RawEvent& ev) {
+  const std::string_view t = ev.input_dims_text;
+  size_t i = t.find('[');
+  if (i == std::string_view::npos) return;
+  i = t.find_first_not_of(" \t\r\n", i + 1);
+  if (i == std::string_view::npos || t[i] != '[') return;  // not a list of tensors
+  int64_t n = 1;
+  for (++i; i < t.size() && t[i] != ']';) {
+    const size_t end = t.find_first_of(",]", i);
+    if (end == std::string_view::npos) return;
+    std::string_view digits = t.substr(i, end - i);
+    while (!digits.empty() && digits.front() == ' ') digits.remove_prefix(1);
+    while (!digits.empty() && digits.back() == ' ') digits.remove_suffix(1);
+    int64_t d = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) return;  // not an integer: unknown
+    n *= d;
+    i = t[end] == ',' ? end + 1 : end;
+  }
+  ev.input_nelems = n;
+  ev.present |= RawEvent::kInputNelems;
+}
+
+// ReadFirstString on the text of "Input type": ["float", ...] -> float (no escapes expected).
+void FirstStringFromText(RawEvent& ev) {
+  const std::string_view t = ev.input_types_text;
+  const size_t open = t.find('"');
+  if (open == std::string_view::npos) return;
+  const size_t close = t.find('"', open + 1);
+  if (close == std::string_view::npos || t.substr(open + 1, close - open - 1).find('\\') != std::string_view::npos) return;
+  ev.input_type = t.substr(open + 1, close - open - 1);
+  ev.present |= RawEvent::kInputType;
+}
+
 // simdjson 3.0 has no document::at_end(): past the end, current_location() is an error.
 bool AtEnd(od::document& doc) {
   const char* location;
@@ -291,6 +338,13 @@ error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
         } else if (key.unsafe_is_equal("In split size"sv)) {
           e = ReadTextOrArray(v, &ev.in_split, &in_split_text_);
           if (e == simdjson::SUCCESS) ev.present |= RawEvent::kInSplit;
+        } else if (keep_op_shapes_ && key.unsafe_is_equal("Input Dims"sv)) {
+          // The whole array as text; a collective annotation's first tensor is read from it.
+          e = ReadArrayText(v, &ev.input_dims_text, ev, RawEvent::kInputDimsText);
+          if (e == simdjson::SUCCESS && collective_annotation) FirstTensorElementsFromText(ev);
+        } else if (keep_op_shapes_ && key.unsafe_is_equal("Input type"sv)) {
+          e = ReadArrayText(v, &ev.input_types_text, ev, RawEvent::kInputTypesText);
+          if (e == simdjson::SUCCESS && collective_annotation) FirstStringFromText(ev);
         } else if (collective_annotation && key.unsafe_is_equal("Input Dims"sv)) {
           e = ReadFirstTensorElements(v, ev);
         } else if (collective_annotation && key.unsafe_is_equal("Input type"sv)) {

@@ -22,7 +22,9 @@ namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 
 class EventParser {
  public:
-  explicit EventParser(ModelBuilder* builder) : builder_(builder) {}
+  // keep_op_shapes: read "Input Dims" / "Input type" of every op as text (ReaderOptions).
+  explicit EventParser(ModelBuilder* builder, bool keep_op_shapes = false)
+      : builder_(builder), keep_op_shapes_(keep_op_shapes) {}
 
   // data[0, size) holds whole elements separated by commas; `offset` is the stream offset of
   // data[0]. data[-1] and data[size .. size + slack) must be writable: the chunk is parsed in
@@ -48,6 +50,7 @@ class EventParser {
                                        std::string* storage);
 
   ModelBuilder* builder_;
+  bool keep_op_shapes_;
   simdjson::ondemand::parser parser_;
   RawEvent event_;  // reused for every element (Reset() instead of re-initialising ~500 bytes)
   std::string buffer_;  // a single element + padding (the fallback path)

@@ -28,7 +28,7 @@ void ReserveForJsonBytes(uint64_t json_bytes, TraceModel* model) {
 Status ReadTraceInto(ByteSource* source, const ReaderOptions& options, TraceModel* model) {
   ReserveForJsonBytes(source->size_hint(), model);
   ModelBuilder builder(model);
-  EventParser parser(&builder);
+  EventParser parser(&builder, options.keep_op_shapes);
   TraceTokenizer tokenizer(source, options);
   Status status = tokenizer.Run(
       [&](std::string_view key, std::string_view value, uint64_t offset) {

@@ -125,6 +125,7 @@ void ModelBuilder::AddSlice(const RawEvent& ev, ActivityKind kind) {
   if (ev.has(RawEvent::kFwdThreadId) && kind == ActivityKind::kHostOp) {
     (ev.fwd_thread_id != 0 ? model_->backward_ops : model_->forward_ops).push_back(row);
   }
+  if (ev.has(RawEvent::kInputDimsText) || ev.has(RawEvent::kInputTypesText)) AddOpShape(ev, row);
   if (ev.has(RawEvent::kCollectiveName)) {
     AddCollective(ev, row);
   } else if (ev.has(RawEvent::kInputNelems) || ev.has(RawEvent::kInputType) || ev.name.starts_with("gloo:")) {
@@ -132,6 +133,11 @@ void ModelBuilder::AddSlice(const RawEvent& ev, ActivityKind kind) {
     // message size is unknown).
     AddAnnotationCollective(ev, row);
   }
+}
+
+void ModelBuilder::AddOpShape(const RawEvent& ev, uint32_t slice) {
+  model_->op_shapes.push_back({slice, ev.has(RawEvent::kInputDimsText) ? model_->strings.Intern(ev.input_dims_text) : 0,
+                               ev.has(RawEvent::kInputTypesText) ? model_->strings.Intern(ev.input_types_text) : 0});
 }
 
 // gloo (and CPU-side nccl) collectives carry no "Collective name" args in recent PyTorch: the
@@ -252,7 +258,7 @@ void ModelBuilder::AddMetadata(const RawEvent& ev) {
 ModelBuilder::Checkpoint ModelBuilder::MakeCheckpoint() const {
   const TraceModel& m = *model_;
   return Checkpoint{m.slices.size(), m.gpu.size(),         m.python.size(),    m.collectives.size(),
-                    m.forward_ops.size(), m.backward_ops.size(), m.instants.size(), m.memory.size(),
+                    m.op_shapes.size(), m.forward_ops.size(), m.backward_ops.size(), m.instants.size(), m.memory.size(),
                     m.flows.size(),  m.stats, by_known_category_};
 }
 
@@ -270,6 +276,7 @@ void ModelBuilder::Rollback(const Checkpoint& c) {
   m.gpu.resize(c.gpu);
   m.python.resize(c.python);
   m.collectives.resize(c.collectives);
+  m.op_shapes.resize(c.op_shapes);
   m.forward_ops.resize(c.forward_ops);
   m.backward_ops.resize(c.backward_ops);
   m.instants.ts.resize(c.instants);

@@ -35,6 +35,8 @@ struct RawEvent {
     // First tensor of "Input Dims" / "Input type", read only for collective annotations.
     kInputNelems = 1ull << 47, kInputType = 1ull << 48,
     kFwdThreadId = 1ull << 49,
+    // "Input Dims" / "Input type" as raw JSON text (ReaderOptions::keep_op_shapes).
+    kInputDimsText = 1ull << 50, kInputTypesText = 1ull << 51,
   };
   uint64_t present = 0;
   bool has(Field f) const { return (present & f) != 0; }
@@ -64,6 +66,7 @@ struct RawEvent {
                                   // forward thread's id on backward ops
   int64_t input_nelems = 0;       // elements of the first input tensor
   std::string_view input_type;    // its dtype as the profiler spells it ("float")
+  std::string_view input_dims_text, input_types_text;  // the whole arrays, as written
 
   // Why this event cannot be used (set by the parser), or nullptr.
   const char* reject_reason = nullptr;
