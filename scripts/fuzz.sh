@@ -2,7 +2,9 @@
 # Fuzzes rankscope's parsers with libFuzzer (ASan + UBSan) for a bounded time:
 #   the trace reader (default 60 s), seeded from the small real traces, gzipped and plain;
 #   the daemon's inputs — Kineto IPC datagrams, collector heartbeats, HTTP request bodies, API
-#   tokens, --hosts files (20 s).
+#   tokens, --hosts files (20 s);
+#   the hang analysis's inputs — pickled and JSON Flight Recorder dumps, stack snapshots (the
+#   daemon's time, at most 30 s).
 # Exits non-zero on a crash; the crashing input is left in build/fuzz/crashes/.
 #   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS]
 set -euo pipefail
@@ -14,7 +16,7 @@ SHARED=${RANKSCOPE_SHARED:-../shared}
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRANKSCOPE_BUILD_FUZZ=ON -DRANKSCOPE_BUILD_TESTS=OFF -DRANKSCOPE_BUILD_BENCH=OFF >/dev/null
-cmake --build "$BUILD" --target fuzz_kineto_reader fuzz_daemon_inputs
+cmake --build "$BUILD" --target fuzz_kineto_reader fuzz_daemon_inputs fuzz_hang_inputs
 
 run() {  # name seconds seeds
   mkdir -p "$BUILD/corpus/$1" "$BUILD/crashes"
@@ -55,3 +57,16 @@ ctxt = struct.pack("=iiq", 0, 4242, 77)
 (out / "token").write_bytes(b"\4" + b"0123456789abcdef0123456789abcdef")
 PY
 run fuzz_daemon_inputs "$DAEMON_SECONDS" "$SEEDS"
+
+# Hang seeds: the first byte picks the parser (0 pickle, 1 Flight Recorder dump, 2 stacks file).
+SEEDS="$BUILD/seeds/hang"
+mkdir -p "$SEEDS"
+for f in tests/data/pickles/*.pickle; do
+  name=$(basename "$f" .pickle)
+  { printf '\000'; cat "$f"; } > "$SEEDS/pickle-$name"
+  { printf '\001'; cat "$f"; } > "$SEEDS/dump-$name"
+done
+printf '\001{"version": "2.10", "pg_config": {}, "entries": [{"process_group": ["0", "default_pg"], "collective_seq_id": 1, "profiling_name": "gloo:all_reduce", "input_sizes": [[4]], "retired": true}]}' > "$SEEDS/dump-json"
+printf '\002rankscope-stacks 1\nrank: 3\ntaken: py-spy dump --native\nthreads: 1\n\nthread 7 "MainThread" main gil\n  File "a.py", line 3, in f\n    f()\n  Native "libc.so.6", in sleep\n' > "$SEEDS/stacks"
+HANG_SECONDS=$(( DAEMON_SECONDS < 30 ? DAEMON_SECONDS : 30 ))
+run fuzz_hang_inputs "$HANG_SECONDS" "$SEEDS"

@@ -52,7 +52,11 @@ struct SnapshotSpec {
   std::string snapshot_id;
   Selection selection;
   int32_t timeout_s = 20;
+  // Set by the daemon that detected a hang of the job and asks its peers to snapshot their
+  // ranks too (hang_watch.h): why. The peer then does not take one of its own.
+  std::string hang_reason;
 };
+inline constexpr size_t kMaxHangReason = 300;
 
 // A name used as one path component: [A-Za-z0-9._-], not "." or "..", 1..128 bytes.
 bool IsSafeName(std::string_view name);

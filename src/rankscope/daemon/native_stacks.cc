@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "rankscope/daemon/proc_identity.h"
+
 extern char** environ;
 
 namespace rankscope::daemon {
@@ -29,11 +31,17 @@ std::string OneLine(std::string s) {
   return s;
 }
 
+Status NotTheProcess(int32_t pid) {
+  return FailedPrecondition("pid {} is no longer the registered process running as its user (it exited, or it exec'd "
+                            "a program of another user): its stack is not taken", pid);
+}
+
 }  // namespace
 
 StatusOr<std::string> PySpyJsonToStacks(const nlohmann::json& threads, const NativeStackHeader& h, int64_t time_unix_ms) {
   if (!threads.is_array()) return DataLoss("py-spy's output is not a list of threads");
   std::string out = "rankscope-stacks 1\n";
+  if (h.parent_pid > 0) out += fmt::format("parent_pid: {}\n", h.parent_pid);
   out += fmt::format("pid: {}\nrank: {}\nworld_size: {}\njob: {}\nhost: {}\ncapture: {}\nsteps_completed: {}\n"
                      "step_ms: {:.3f}\ntaken: py-spy dump --native\ntaken_because: {}\ntime_unix_ms: {}\n",
                      h.pid, h.rank, h.world_size, OneLine(h.job), OneLine(h.host), OneLine(h.capture),
@@ -146,6 +154,18 @@ StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeSt
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();
   return PySpyJsonToStacks(threads, header, now_ms);
+}
+
+StatusOr<std::string> TakeStacksOf(const std::string& py_spy, const NativeStackHeader& header, uint64_t start_ticks,
+                                   uid_t uid, std::chrono::seconds timeout) {
+  if (!ProcessRunsAs(header.pid, start_ticks, uid)) return NotTheProcess(header.pid);
+  auto text = TakeNativeStacks(py_spy, header, timeout);
+  if (!text.ok()) {  // once more: py-spy can miss a process that is busy starting a thread
+    if (!ProcessRunsAs(header.pid, start_ticks, uid)) return NotTheProcess(header.pid);
+    text = TakeNativeStacks(py_spy, header, timeout);
+  }
+  if (text.ok() && !ProcessRunsAs(header.pid, start_ticks, uid)) return NotTheProcess(header.pid);
+  return text;
 }
 
 }  // namespace rankscope::daemon

@@ -6,6 +6,8 @@
 // the process for the dump (well under a second) and resumes it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -18,6 +20,7 @@ namespace rankscope::daemon {
 
 struct NativeStackHeader {
   int32_t pid = 0;
+  int32_t parent_pid = 0;  // a DataLoader worker's: its rank's process (0: the rank itself)
   int32_t rank = -1;
   int32_t world_size = -1;
   std::string job, host, capture;
@@ -37,6 +40,11 @@ StatusOr<std::string> PySpyJsonToStacks(const nlohmann::json& threads, const Nat
 // returns the stacks text. `py_spy` is an absolute path.
 StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeStackHeader& header,
                                        std::chrono::seconds timeout, size_t max_output = 16u << 20);
+
+// TakeNativeStacks of the process (pid, start_ticks) only while it runs as `uid` (all four of
+// its uids), checked before and after the dump (capture_native.cc): never another process.
+StatusOr<std::string> TakeStacksOf(const std::string& py_spy, const NativeStackHeader& header, uint64_t start_ticks,
+                                   uid_t uid, std::chrono::seconds timeout);
 
 // Where py-spy is: `spec` if it contains a '/', else searched in $PATH; "" when not found.
 std::string FindExecutable(const std::string& spec);

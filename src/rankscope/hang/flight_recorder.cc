@@ -5,16 +5,32 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rankscope/hang/pickle_reader.h"
+
 namespace rankscope::hang {
 namespace {
 
 using Json = nlohmann::json;
 
+// A float where an integer is expected (a hand-made dump, a NaN from a pickle) is clamped, never
+// converted out of range.
+int64_t FromDouble(double v) {
+  if (!(v == v)) return 0;
+  if (v >= 9.2e18) return INT64_MAX;
+  if (v <= -9.2e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+int64_t FromJsonNumber(const Json& v) {
+  if (v.is_number_unsigned()) return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX));
+  if (v.is_number_integer()) return v.get<int64_t>();
+  return FromDouble(v.get<double>());
+}
+
 int64_t Int(const Json& j, const char* key, int64_t fallback = 0) {
   auto it = j.find(key);
   if (it == j.end()) return fallback;
-  if (it->is_number_integer() || it->is_number_unsigned()) return it->get<int64_t>();
-  if (it->is_number_float()) return static_cast<int64_t>(it->get<double>());
+  if (it->is_number()) return FromJsonNumber(*it);
   if (it->is_string()) {  // pg_status and a few others are strings of numbers
     const std::string& s = it->get_ref<const std::string&>();
     int64_t v = fallback;
@@ -39,7 +55,7 @@ std::vector<std::vector<int64_t>> Sizes(const Json& j, const char* key) {
   for (const Json& shape : *it) {
     std::vector<int64_t> dims;
     if (shape.is_array()) {
-      for (const Json& d : shape) dims.push_back(d.is_number() ? d.get<int64_t>() : -1);
+      for (const Json& d : shape) dims.push_back(d.is_number() ? FromJsonNumber(d) : -1);
     }
     out.push_back(std::move(dims));
   }
@@ -157,14 +173,20 @@ StatusOr<FrDump> ParseFlightRecorder(std::string_view text, std::string_view pat
                       kMaxFlightRecorderBytes >> 20);
   }
   Json j;
-  try {
-    j = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    return DataLoss("{}: not a complete JSON flight-recorder dump (byte {} of {}): a truncated file?", path, e.byte,
-                    text.size());
+  if (LooksLikePickle(text)) {  // PyTorch's own dumps (NCCL on a timeout, _dump_fr_trace)
+    auto decoded = ReadPickle(text);
+    if (!decoded.ok()) return decoded.status().WithContext(path);
+    j = std::move(*decoded);
+  } else {
+    try {
+      j = Json::parse(text.begin(), text.end());
+    } catch (const Json::parse_error& e) {
+      return DataLoss("{}: not a complete JSON flight-recorder dump (byte {} of {}): a truncated file?", path, e.byte,
+                      text.size());
+    }
   }
   if (!j.is_object() || !j.contains("entries")) {
-    return DataLoss("{}: JSON without \"entries\": not a flight-recorder dump", path);
+    return DataLoss("{}: a dump without \"entries\": not a flight-recorder dump", path);
   }
   FrDump d;
   d.path = std::string(path);

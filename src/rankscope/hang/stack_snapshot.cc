@@ -80,6 +80,7 @@ bool ParseNativeFrame(std::string_view line, Frame* f) {
 void ApplyHeader(std::string_view key, std::string_view value, RankStacks* s) {
   if (key == "rank") ParseNumber(value, &s->rank);
   else if (key == "pid") ParseNumber(value, &s->pid);
+  else if (key == "parent_pid") ParseNumber(value, &s->parent_pid);
   else if (key == "world_size") ParseNumber(value, &s->world_size);
   else if (key == "host") s->host = std::string(value);
   else if (key == "job") s->job = std::string(value);
