@@ -112,6 +112,13 @@ TEST(FlightRecorder, TruncatedDumpIsAClearError) {
   EXPECT_NE(r.status().message().find("truncated"), std::string::npos);
 }
 
+TEST(FlightRecorder, NumberOutOfRangeIsAnErrorNotAThrow) {
+  // Found by fuzz_hang_inputs: nlohmann throws out_of_range (not parse_error) for 1e999.
+  auto r = ParseFlightRecorder(R"({"entries": [{"process_group": ["0", ""], "time_created_ns": 2.5e999}]})", "x", 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a flight-recorder dump"), std::string::npos) << r.status().message();
+}
+
 TEST(Suspects, RankMissingFromACollective) {
   const std::string done = Entry(1, "all_reduce", "[[4]]", true);
   const std::string open = Entry(2, "all_reduce", "[[4]]", false);

@@ -43,7 +43,9 @@ bool HangWatch::GatherFromPeers(const std::string& capture_id, SteadyClock::time
     }
     if (!peer) continue;
     auto capture = peer_client_.Call(*peer, "/v1/captures/" + capture_id);
-    if (!capture.ok() || !capture->value("saved", false)) {
+    const bool saved = capture.ok() && capture->is_object() && capture->contains("saved") &&
+                       (*capture)["saved"].is_boolean() && (*capture)["saved"].get<bool>();
+    if (!saved) {
       if (!late) {
         all_in = false;  // not finished there yet (or not reachable right now): later
         continue;

@@ -62,8 +62,9 @@ GatherResult GatherSnapshot(const nlohmann::json& capture, const std::string& ho
     if (out.errors.size() < kMaxErrors) out.errors.push_back(std::move(message));
     else ++more_errors;
   };
-  const std::string id = capture.value("id", "");
-  auto files = capture.find("files");
+  const auto id_field = capture.is_object() ? capture.find("id") : capture.end();
+  const std::string id = id_field != capture.end() && id_field->is_string() ? id_field->get<std::string>() : "";
+  auto files = capture.is_object() ? capture.find("files") : capture.end();
   if (!IsSafeName(id) || files == capture.end() || !files->is_array()) {
     error(fmt::format("{}: its description of the snapshot lists no files", host_label));
     return out;

@@ -48,6 +48,11 @@ std::string Str(const Json& j, const char* key) {
   return "";
 }
 
+bool Bool(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::vector<std::vector<int64_t>> Sizes(const Json& j, const char* key) {
   std::vector<std::vector<int64_t>> out;
   auto it = j.find(key);
@@ -87,14 +92,14 @@ bool ParseEntry(const Json& e, FrEntry* out) {
   out->collective_seq_id = Int(e, "collective_seq_id");
   out->p2p_seq_id = Int(e, "p2p_seq_id");
   out->op_id = Int(e, "op_id");
-  out->is_p2p = e.value("is_p2p", false);
+  out->is_p2p = Bool(e, "is_p2p");
   out->profiling_name = Str(e, "profiling_name");
   out->input_sizes = Sizes(e, "input_sizes");
   out->output_sizes = Sizes(e, "output_sizes");
   out->input_dtypes = Strings(e, "input_dtypes");
   out->output_dtypes = Strings(e, "output_dtypes");
   out->state = Str(e, "state");
-  out->retired = e.value("retired", false);
+  out->retired = Bool(e, "retired");
   out->time_created_ns = Int(e, "time_created_ns");
   out->timeout_ms = Int(e, "timeout_ms");
   return true;
@@ -183,6 +188,8 @@ StatusOr<FrDump> ParseFlightRecorder(std::string_view text, std::string_view pat
     } catch (const Json::parse_error& e) {
       return DataLoss("{}: not a complete JSON flight-recorder dump (byte {} of {}): a truncated file?", path, e.byte,
                       text.size());
+    } catch (const Json::exception& e) {  // e.g. a number out of range: 1e999
+      return DataLoss("{}: not a flight-recorder dump: {}", path, e.what());
     }
   }
   if (!j.is_object() || !j.contains("entries")) {
