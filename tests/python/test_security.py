@@ -453,6 +453,79 @@ def test_capture_directory_cannot_be_swapped_for_a_symlink(world):
 
 
 # ------------------------------------------------------------------------------------------------
+# Hang snapshots (issue 13): py-spy as root, text from collectors, files served to other daemons
+
+def test_py_spy_is_never_run_on_a_process_that_became_another_users(world):
+    """A registered collector's process execs a setuid-root program (same pid, same start time)
+    and so never answers the snapshot: the daemon must not ptrace it with py-spy (it would dump a
+    root process's memory into the attacker's directory if that program were Python)."""
+    if not shutil.which("py-spy"):
+        pytest.fail("py-spy is missing: scripts/setup.sh --deps installs it")
+    log = world.log("exec")
+    proc = world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", "execjob",
+                          "--exec-on-request", "/usr/bin/passwd", "--seconds", 300, "--log", log)
+    wait_for(lambda: world.process(world.a, proc.pid), 20, "the attacker to register")
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "execjob"}, "timeout_s": 60})))
+    assert out["status"] == 200, out
+    c = wait_for(lambda: (c := world.capture(world.a, out["body"]["id"]))["finished"] and c, 120, "the target")
+    uids = next(line for line in open(f"/proc/{proc.pid}/status") if line.startswith("Uid:")).split()[1:]
+    assert uids == [str(world.attacker[0]), "0", "0", "0"], uids  # it is passwd now, running as root
+    (target,) = c["targets"]
+    assert target["state"] == "failed" and "no longer the registered process" in target["detail"], target
+    assert not (pathlib.Path(c["dir"]) / "rank0.stacks.txt").exists()
+
+
+def test_collector_text_cut_inside_a_character_does_not_end_the_daemon(world):
+    """A collector's error text is kept to 300 bytes; cut inside a two-byte character it was
+    invalid UTF-8, and writing the manifest threw in the daemon's watcher thread: the daemon
+    ended. (The autouse check also asserts both daemons are alive.)"""
+    world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", "utf8job", "--report", "failed",
+                   "--report-error", "a" + "\u00e9" * 200)
+    wait_for(lambda: any(p["job"] == "utf8job" for p in world.processes(world.a)), 20, "the attacker to register")
+    status, body, _ = world.api(world.a, "POST", "/v1/snapshot", {"selection": {"job": "utf8job"}, "timeout_s": 30})
+    assert status == 200, body
+    c = world.wait_saved(world.a, body["id"])
+    detail = c["targets"][0]["detail"]
+    assert detail.startswith("the collector failed: a\u00e9\u00e9") and "\ufffd" not in detail, detail
+    manifest = json.loads((pathlib.Path(c["dir"]) / "capture.manifest").read_text())
+    assert manifest["targets"][0]["detail"] == detail
+
+
+def test_snapshot_files_are_served_only_to_their_user(world):
+    """GET /v1/captures/<id>/files/<name>, how daemons gather a multi-host snapshot, hands out
+    stacks: only the snapshot's own files, only regular files of its user, and only to that
+    user, root or a token holder."""
+    world.victim_tracker(world.a, "filesjob")
+    status, body, _ = world.api(world.a, "POST", "/v1/snapshot", {"selection": {"job": "filesjob"}, "timeout_s": 30})
+    assert status == 200, body
+    c = world.wait_saved(world.a, body["id"])
+    assert "rank0.stacks.txt" in c["files"] and "capture.manifest" in c["files"], c
+    path = f"/v1/captures/{body['id']}/files/rank0.stacks.txt"
+    status, text, _ = world.api(world.a, "GET", path)
+    assert status == 200 and text.startswith("rankscope-stacks 1"), (status, text[:200])
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--method", "GET", "--path", path))
+    assert out["status"] == 403, out
+    for name in ("hang.report", "rank1.stacks.txt", ".capture.manifest.tmp"):
+        assert world.api(world.a, "GET", f"/v1/captures/{body['id']}/files/{name}")[0] == 404, name
+    # The attacker's own snapshot, its stacks file swapped for a symlink to a root-only file
+    # once the daemon took it: refused, not followed.
+    world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", "swapfilejob",
+                   "--write-bytes", 100, "--report", "done")
+    wait_for(lambda: any(p["job"] == "swapfilejob" for p in world.processes(world.a)), 20, "the attacker to register")
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "swapfilejob"}, "timeout_s": 30})))
+    c = world.wait_saved(world.a, out["body"]["id"])
+    assert c["targets"][0]["state"] == "done", c
+    stacks = pathlib.Path(c["dir"]) / "rank0.stacks.txt"
+    world.spawn_as(world.attacker, cmd=["ln", "-sf", str(world.canary / "secret"), str(stacks)]).wait()
+    assert stacks.is_symlink()
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--method", "GET",
+                                  "--path", f"/v1/captures/{c['id']}/files/rank0.stacks.txt"))
+    assert out["status"] == 409 and world.secret not in json.dumps(out), out
+
+
+# ------------------------------------------------------------------------------------------------
 # The disk budget (daemon B: 1 MiB, token)
 
 def start_writer(world, job, nbytes):
