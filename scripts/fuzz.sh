@@ -2,7 +2,7 @@
 # Fuzzes rankscope's parsers with libFuzzer (ASan + UBSan) for a bounded time:
 #   the trace reader (default 60 s), seeded from the small real traces, gzipped and plain;
 #   the daemon's inputs — Kineto IPC datagrams, collector heartbeats, HTTP request bodies, API
-#   tokens, --hosts files (20 s);
+#   tokens, --hosts and --peers files (20 s);
 #   the hang analysis's inputs — pickled and JSON Flight Recorder dumps, stack snapshots (the
 #   daemon's time, at most 30 s).
 # Exits non-zero on a crash; the crashing input is left in build/fuzz/crashes/.
@@ -35,7 +35,7 @@ done
 run fuzz_kineto_reader "$READER_SECONDS" "$SEEDS"
 
 # Daemon seeds: the first byte picks the parser (0 Kineto datagram, 1 request body, 2 hosts file,
-# 3 collector heartbeat, 4 token).
+# 3 collector heartbeat, 4 token, 5 peers file).
 SEEDS="$BUILD/seeds/daemon"
 mkdir -p "$SEEDS"
 python3 - "$SEEDS" <<'PY'
@@ -55,6 +55,8 @@ ctxt = struct.pack("=iiq", 0, 4242, 77)
                            b'"job": "j", "host": "node", "step": 120, "step_ms": 31.5, "busy": false, "cmd": "python"}')
 (out / "beat-bad").write_bytes(b"\3" + b'{"op": "hello", "rank": 1e30, "step_ms": -1, "host": 7}')
 (out / "token").write_bytes(b"\4" + b"0123456789abcdef0123456789abcdef")
+(out / "peers").write_bytes(b"\5" + b"# the other hosts\nnode7:8383\n10.0.0.8:9000  # b\n")
+(out / "hang-snapshot").write_bytes(b"\1" + b'{"snapshot_id": "hang-1", "selection": {"job": "j"}, "hang_reason": "no step for 300 s"}')
 PY
 run fuzz_daemon_inputs "$DAEMON_SECONDS" "$SEEDS"
 

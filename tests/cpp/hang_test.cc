@@ -3,12 +3,18 @@
 // and py-spy conversion.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include "rankscope/daemon/hang_rule.h"
 #include "rankscope/daemon/native_stacks.h"
 #include "rankscope/hang/hang_analysis.h"
 #include "rankscope/hang/rank_ranges.h"
+#include "rankscope/hang/thread_roles.h"
 
 namespace rankscope::hang {
 namespace {
@@ -149,6 +155,81 @@ TEST(Suspects, OpMismatchNamesTheMinority) {
   EXPECT_EQ(a.findings[0].subject_detail, "op");
 }
 
+TEST(Suspects, DataLoaderWaitNamesWhereTheWorkerIsStuck) {
+  const std::string done = Entry(1, "all_reduce", "[[4]]", true);
+  const std::string open = Entry(2, "all_reduce", "[[4]]", false);
+  const std::string loader =
+      "  File \"train.py\", line 70, in main\n    for x in loader:\n"
+      "  File \"/py/torch/utils/data/dataloader.py\", line 725, in __next__\n    data = self._next_data()\n";
+  auto f = Files({Stacks(0, kBackward), Stacks(1, loader), Stacks(2, kBackward), Stacks(3, kBackward)},
+                 {Dump(0, done + "," + open), Dump(1, done), Dump(2, done + "," + open), Dump(3, done + "," + open)});
+  auto worker = ParseStacks("rankscope-stacks 1\nparent_pid: 1001\npid: 2001\nrank: 1\ntaken: py-spy dump --native\n"
+                            "threads: 1\n\nthread 5 \"MainThread\" main\n"
+                            "  File \"/py/torch/utils/data/_utils/worker.py\", line 374, in _worker_loop\n"
+                            "  File \"data.py\", line 61, in __getitem__\n  Native \"libc.so.6\", in futex_wait\n",
+                            "rank1.worker0.stacks.txt");
+  ASSERT_TRUE(worker.ok()) << worker.status().message();
+  EXPECT_EQ(worker->parent_pid, 1001);
+  EXPECT_TRUE(IsDataLoaderWorker(*worker));
+  EXPECT_TRUE(MainThreadInDataLoader(f.stacks[1]));
+  EXPECT_FALSE(MainThreadInDataLoader(f.stacks[0]));
+  f.worker_stacks.push_back(*worker);
+  auto a = AnalyzeSnapshot(f, HangOptions{});
+  ASSERT_FALSE(a.findings.empty());
+  const Finding& first = a.findings[0];
+  EXPECT_EQ(first.kind, FindingKind::kHangDataLoaderWait);
+  EXPECT_EQ(first.next.kind, NextStepKind::kHangDataLoaderWorkers);
+  EXPECT_EQ(first.next.subject, "data.py:61 __getitem__");
+  const Evidence* w = nullptr;
+  for (const Evidence& e : first.evidence) {
+    if (e.subject_kind == "dataloader_worker") w = &e;
+  }
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->rank, 1);
+  EXPECT_EQ(w->Get("pid"), 2001);
+}
+
+TEST(SnapshotFiles, NamesOfASnapshot) {
+  EXPECT_EQ(ClassifySnapshotFile("rank3.stacks.txt"), SnapshotFileKind::kStacks);
+  EXPECT_EQ(ClassifySnapshotFile("rank3.worker0.stacks.txt"), SnapshotFileKind::kWorkerStacks);
+  EXPECT_EQ(ClassifySnapshotFile("rank3.workerx.stacks.txt"), SnapshotFileKind::kStacks);
+  EXPECT_EQ(ClassifySnapshotFile("rank3.flightrecorder"), SnapshotFileKind::kFlightRecorder);
+  EXPECT_EQ(ClassifySnapshotFile("nccl_trace_rank_12"), SnapshotFileKind::kTorchDump);
+  EXPECT_EQ(ClassifySnapshotFile("capture.manifest"), SnapshotFileKind::kManifest);
+  EXPECT_EQ(ClassifySnapshotFile("capture.node7-8383.manifest"), SnapshotFileKind::kManifest);
+  EXPECT_EQ(ClassifySnapshotFile("hang.report"), SnapshotFileKind::kOther);
+  EXPECT_EQ(WorkerStacksFileName(3, 1), "rank3.worker1.stacks.txt");
+  EXPECT_EQ(RankFromFileName("rank3.worker1.stacks.txt"), 3);
+}
+
+// The daemon reads a capture directory through its descriptor, only files of the capture's user
+// with one link: a hard link to someone else's file is not read.
+TEST(SnapshotFiles, ReadThroughTheDirectoryOnlyTheOwnersFiles) {
+  char tmpl[] = "/tmp/rankscope-hang-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  write("rank0.stacks.txt", Stacks(0, kBackward));
+  write("rank1.stacks.txt", Stacks(1, kSleep));
+  ASSERT_EQ(::link((dir + "/rank1.stacks.txt").c_str(), (dir + "/other").c_str()), 0);  // rank 1's: 2 links now
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  auto mine = ReadSnapshotDirectory(fd, dir, {.job = "", .owner = ::getuid()});
+  ASSERT_TRUE(mine.ok()) << mine.status().message();
+  ASSERT_EQ(mine->stacks.size(), 1u);
+  EXPECT_EQ(mine->stacks[0].rank, 0);
+  ASSERT_EQ(mine->problems.size(), 1u);
+  EXPECT_NE(mine->problems[0].message.find("2 links"), std::string::npos) << mine->problems[0].message;
+  auto theirs = ReadSnapshotDirectory(fd, dir, {.job = "", .owner = ::getuid() + 1});
+  ASSERT_FALSE(theirs.ok());  // nothing readable
+  EXPECT_NE(theirs.status().message().find("not to the snapshot's user"), std::string::npos) << theirs.status().message();
+  EXPECT_GE(::fcntl(fd, F_GETFD), 0);  // the caller's descriptor stays open
+  ::close(fd);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Suspects, HealthyJobHasNoFinding) {
   // Ranks one step apart, all stepping within the last second: not stalled.
   const std::string done = Entry(1, "all_reduce", "[[4]]", true);
@@ -203,6 +284,10 @@ TEST(NativeStacks, PySpyJsonBecomesTheStacksFormat) {
   EXPECT_EQ(s->threads[0].frames[0].function, "step");  // outermost first, qualified name cut
   EXPECT_TRUE(s->threads[0].frames[1].native);
   EXPECT_FALSE(PySpyJsonToStacks(nlohmann::json::object(), h, 1).ok());
+  h.parent_pid = 42;  // a DataLoader worker's
+  auto worker = hang::ParseStacks(*PySpyJsonToStacks(threads, h, 1), "rank2.worker0.stacks.txt");
+  ASSERT_TRUE(worker.ok());
+  EXPECT_EQ(worker->parent_pid, 42);
 }
 
 }  // namespace

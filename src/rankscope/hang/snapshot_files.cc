@@ -157,6 +157,7 @@ struct Reader {
       ::close(dirfd);
       return out.problems.push_back({path, std::strerror(errno)});
     }
+    ::rewinddir(dir);  // a duplicated descriptor shares the position of one read before
     std::vector<std::string> names;
     while (dirent* e = ::readdir(dir)) {
       const std::string name = e->d_name;
