@@ -17,7 +17,8 @@ which, on every rank,
     is added to baseTimeNanoseconds, so every absolute time of that rank moves by it exactly;
 
 and on the --slow-ranks, every instance of the chosen kernel (name contains --slow-kernel, and
-grid equals --slow-grid when given) runs --slow-extra-us longer.
+grid equals --slow-grid when given) runs --slow-extra-us longer, or --slow-factor times as long
+(then every launch shape of the kernel is slowed in proportion: a slowdown spread over shapes).
 
 How the slowdown propagates (the model the expected answers follow). On a slow rank, every GPU
 event after a slowed kernel ends that much later (a stream runs its work in order). The other
@@ -96,13 +97,23 @@ def step_ends(events, base):
                   and str(e.get("name", "")).startswith("ProfilerStep#"))
 
 
+def extra_ns(e, args):
+    """How much longer a slowed instance runs."""
+    if args.slow_factor:
+        return round((args.slow_factor - 1) * to_ns(e["dur"]))
+    return round(args.slow_extra_us * 1000)
+
+
 def build_shifts(events, base, args, grid):
     """{"slow": (gpu shift, cpu shift), "fast": (...)}: delays of a slow rank and of the others,
     as functions of base absolute ns."""
-    extra = round(args.slow_extra_us * 1000)
-    slowed_ends = sorted(base + to_ns(e["ts"]) + to_ns(e["dur"]) for e in events
-                         if args.slow_kernel and is_slowed(e, args.slow_kernel, grid))
-    slow = Shift([(t, extra * (i + 1)) for i, t in enumerate(slowed_ends)])
+    slowed = sorted((base + to_ns(e["ts"]) + to_ns(e["dur"]), extra_ns(e, args)) for e in events
+                    if args.slow_kernel and is_slowed(e, args.slow_kernel, grid))
+    points, total = [], 0
+    for end, extra in slowed:
+        total += extra
+        points.append((end, total))
+    slow = Shift(points)
     # At each collective's end the other ranks catch up with the slow rank's delay at its start.
     comm = [(base + to_ns(e["ts"]), base + to_ns(e["ts"]) + to_ns(e["dur"])) for e in events if is_comm(e)]
     fast = Shift([(end, slow(start)) for start, end in comm])
@@ -120,7 +131,6 @@ def gpu_tracks(events):
 
 
 def shifted_events(events, base, new_base, shifts, slow_rank, args, grid):
-    extra = round(args.slow_extra_us * 1000)
     world_ranks = str(list(range(args.ranks)))
     gpu_shift, host_shift = shifts
     on_gpu = gpu_tracks(events)
@@ -137,7 +147,7 @@ def shifted_events(events, base, new_base, shifts, slow_rank, args, grid):
                     if is_comm(e):
                         end = t + dur + shift(t + dur)  # waits until the collective ends everywhere
                     elif slow_rank and args.slow_kernel and is_slowed(e, args.slow_kernel, grid):
-                        end = start + dur + extra
+                        end = start + dur + extra_ns(e, args)
                     else:
                         end = start + dur
                 else:
@@ -206,20 +216,24 @@ def truth(doc, events, base, args, grid):
     # Slowed instances counted like rankscope counts them: those that start within the steps.
     slowed = [e for e in events if args.slow_kernel and is_slowed(e, args.slow_kernel, grid)]
     names = sorted({e["name"] for e in slowed})
-    in_steps = sum(1 for e in slowed if steps and min(s for s, _ in steps) <= base + to_ns(e["ts"]) < max(t for _, t in steps))
-    per_step = in_steps / len(steps) if steps else 0.0
+    in_window = [e for e in slowed
+                 if steps and min(s for s, _ in steps) <= base + to_ns(e["ts"]) < max(t for _, t in steps)]
+    per_step = len(in_window) / len(steps) if steps else 0.0
     extra = round(args.slow_extra_us * 1000)
+    injected = sum(extra_ns(e, args) for e in in_window) / len(steps) if steps else 0.0
     return {
         "source": args.source,
         "ranks": args.ranks,
         "hosts": {str(r): host_of(r, args.ranks_per_host) for r in range(args.ranks)},
         "clock_offset_ns": {str(r): offset_ns(r, args) for r in range(args.ranks)},
         "slow_ranks": sorted(args.slow_ranks),
-        "kernel": {"names": names, "grid": grid, "block": slowed[0]["args"].get("block") if slowed else None},
-        "extra_ns_per_instance": extra,
+        "kernel": {"names": names, "grid": grid, "block": slowed[0]["args"].get("block") if slowed else None,
+                   "shapes": len({(str(e["args"].get("grid")), str(e["args"].get("block"))) for e in slowed})},
+        "extra_ns_per_instance": extra if not args.slow_factor else None,
+        "slow_factor": args.slow_factor or None,
         "steps": len(steps),
         "slowed_instances_per_step": per_step,
-        "injected_per_step_ns": round(per_step * extra),
+        "injected_per_step_ns": round(injected),
     }
 
 
@@ -234,6 +248,7 @@ def parse_args(argv):
     p.add_argument("--slow-grid", default="", help="... and whose grid is X,Y,Z")
     p.add_argument("--slow-ranks", default="", help="comma list of ranks with the slow kernel")
     p.add_argument("--slow-extra-us", type=float, default=0.0, help="extra time per slowed instance (µs)")
+    p.add_argument("--slow-factor", type=float, default=0.0, help="... or: slowed instances run this many times as long")
     p.add_argument("--truth", default="", help="write the injected facts here (JSON)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     args = p.parse_args(argv)

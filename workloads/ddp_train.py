@@ -81,6 +81,10 @@ class SmallNet(nn.Module):
         self.head = nn.Sequential(nn.Flatten(), nn.Linear(32 * 8 * 8, 128), nn.ReLU(), nn.Linear(128, 10))
         self.extra_compute_s = extra_compute_s
 
+    def hook_parameter(self):
+        """The weight whose gradient a backward-hook fault hooks (workloads/ground_truth.py)."""
+        return self.head[1].weight
+
     def forward(self, x):
         if self.extra_compute_s and fault_active():
             burn_cpu(self.extra_compute_s)

@@ -48,11 +48,13 @@ class Tracker:
             Default: $RANKSCOPE_SOCKET or '@rankscoped'.
         auto_trigger: trace automatically when the step time degrades (see _trigger.py).
         auto_steps: steps recorded by an automatic trace.
-        slow_factor, slow_steps, gap_minutes, cooldown_s: the auto-trigger's thresholds.
+        slow_factor, slow_steps, warmup_steps, slow_seconds, gap_minutes, cooldown_s: the
+            auto-trigger's thresholds (see _trigger.py: it fires when the median of the last
+            slow_steps steps stays above slow_factor x its baseline for slow_seconds).
     """
 
     def __init__(self, out_dir=None, *, daemon=None, job=None, rank=None, auto_trigger=True, auto_steps=3,
-                 slow_factor=1.2, slow_steps=5, gap_minutes=28.0, cooldown_s=600.0, heartbeat_s=2.0):
+                 slow_factor=1.15, slow_steps=30, warmup_steps=30, slow_seconds=20.0, gap_minutes=28.0, cooldown_s=600.0, heartbeat_s=2.0):
         self._steps = 0
         self._last_t = _monotonic()
         self._ema = 0.0
@@ -77,6 +79,8 @@ class Tracker:
                 self._trigger = AutoTrigger(
                     factor=_env_float("RANKSCOPE_SLOW_FACTOR", slow_factor),
                     consecutive=int(_env_float("RANKSCOPE_SLOW_STEPS", slow_steps)),
+                    warmup=int(_env_float("RANKSCOPE_WARMUP_STEPS", warmup_steps)),
+                    sustain_s=_env_float("RANKSCOPE_SLOW_SECONDS", slow_seconds),
                     gap_s=self.gap_s, cooldown_s=_env_float("RANKSCOPE_COOLDOWN_S", cooldown_s))
             self._ident = {"pid": os.getpid(), "local_rank": _identity.local_rank(),
                            "world_size": _identity.world_size(), "host": _identity.host(), "uid": os.getuid(),

@@ -368,21 +368,27 @@ TEST(Definitions, MemoryPeakAndAllocators) {
   EXPECT_EQ(r.memory.top_allocators[1].op, "aten::linear");
 }
 
-// Tables keep their worst rows and count the rest, so a summary stays bounded.
-TEST(Definitions, TablesAreCappedWorstFirst) {
-  const std::string text = json{{"traceEvents", {Kernel("a", 0, 30, 7), Kernel("b", 30, 20, 7), Kernel("c", 50, 10, 7)}}}.dump();
+// Tables keep their worst rows and count the rest, so a summary stays bounded. Beyond the worst `max_rows`, a table keeps every row with at least 0.1 % of W (a rank that
+// lacks a row then ran it for less, whatever the number of functions) and bounds the rest.
+TEST(Definitions, TablesKeepTheWorstRowsAndEveryRowAboveTheFloor) {
+  // W = [0, 100) µs: the floor is 100 ns. "d" (50 ns) is below it, "c" (10 µs) far above.
+  const std::string text = json{{"traceEvents", {Kernel("a", 0, 30, 7), Kernel("b", 30, 20, 7), Kernel("c", 50, 10, 7),
+                                                 Kernel("d", 60, 0.05, 7), Kernel("e", 70, 30, 8)}}}.dump();
   auto model = ReadTraceBytes(text, "cap.json");
   ASSERT_TRUE(model.ok());
   AnalysisOptions opt;
   opt.max_rows = 2;
   auto r = AnalyzeRank(*model, opt);
   ASSERT_TRUE(r.ok());
-  ASSERT_EQ(r->kernels.rows.size(), 2u);
-  EXPECT_EQ(r->kernels.rows[0].name, "a");
-  EXPECT_EQ(r->kernels.rows[1].name, "b");
+  ASSERT_EQ(r->kernels.rows.size(), 4u);
+  EXPECT_EQ(r->kernels.rows[0].name, "a");  // still worst first
+  EXPECT_EQ(r->kernels.rows[1].name, "e");
+  EXPECT_EQ(r->kernels.rows[2].name, "b");
+  EXPECT_EQ(r->kernels.rows[3].name, "c");
   EXPECT_EQ(r->kernels.omitted_rows, 1u);
-  EXPECT_EQ(r->kernels.omitted_in_window_ns, 10'000);
-  EXPECT_EQ(r->kernels.instances, 3u);
+  EXPECT_EQ(r->kernels.omitted_in_window_ns, 50);
+  EXPECT_EQ(r->kernels.omitted_max_in_window_ns, 50);
+  EXPECT_EQ(r->kernels.instances, 5u);
   EXPECT_EQ(r->window_mode, WindowMode::kGpuSpan);  // no steps: the span of GPU activity
 }
 

@@ -415,10 +415,14 @@ TEST(FunctionOutliers, ZerosCappedTablesThreadsAndDeepestPaths) {
     ranks[r].python_paths.rows.push_back(parent);
     if (r == 1) ranks[r].python_paths.rows.push_back(child);
   }
-  // A kernel only rank 4 runs; rank 0's kernel table was capped (unknown there, not 0).
+  // A kernel only rank 4 runs; rank 0's kernel table left out a row as large as it (unknown
+  // there, not 0); rank 1's left out only rows too small to matter (0 there).
   FunctionStat k{"extra_kernel", "[1,1,1]|[32,1,1]", ActivityClass::kCompute, 4, 0, 0, 0, 0, 4 * 8 * kMs};
   ranks[4].kernels.rows.push_back(k);
   ranks[0].kernels.omitted_rows = 1;
+  ranks[0].kernels.omitted_max_in_window_ns = 4 * 8 * kMs;
+  ranks[1].kernels.omitted_rows = 700;
+  ranks[1].kernels.omitted_max_in_window_ns = 4 * kMs / 100;
   std::vector<RankMetrics> metrics;
   for (const RankSummary& r : ranks) metrics.push_back(ComputeRankMetrics(r, true));
   const std::vector<FunctionOutlier> out = FindFunctionOutliers(ranks, metrics, {3.0, 0.10}, 2 * kMs);
@@ -433,7 +437,7 @@ TEST(FunctionOutliers, ZerosCappedTablesThreadsAndDeepestPaths) {
   EXPECT_EQ(out[1].name, "a.py: main|a.py: step|a.py: sleep");
   EXPECT_DOUBLE_EQ(out[1].value_ns, 26 * kMs);
   EXPECT_EQ(out[2].name, "extra_kernel");
-  EXPECT_EQ(out[2].compared, 4u);  // rank 0 left out: its table was capped
+  EXPECT_EQ(out[2].compared, 4u);  // rank 0 left out: it may have run it; rank 1 counts as 0
   EXPECT_EQ(out[2].detail, "[1,1,1]|[32,1,1]");
   // Builtin frames name object addresses, different in every process: masked in the key.
   std::vector<RankSummary> addr = ranks;

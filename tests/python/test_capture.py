@@ -124,7 +124,8 @@ def test_kineto_daemon_mode_without_rankscope_code(rankscoped_bin, run_rankscope
 
 def test_auto_trigger_fires_on_injected_slowdown(daemon, run_rankscope, tmp_path, job_cleanup):
     # Factor 2 (default 1.2): the 150 ms fault is far above it, load jitter on 2 shared cores is not.
-    env = job_env(daemon.socket, RANKSCOPE_SLOW_STEPS=3, RANKSCOPE_SLOW_FACTOR=2.0, RANKSCOPE_AUTO_TRIGGER=1)
+    env = job_env(daemon.socket, RANKSCOPE_SLOW_STEPS=3, RANKSCOPE_SLOW_FACTOR=2.0, RANKSCOPE_SLOW_SECONDS=0.5,
+                  RANKSCOPE_AUTO_TRIGGER=1)
     job = start_job(torchrun(NPROC, "--steps", 100000, "--collector", "tracker", "--step-sleep-ms", 10,
                              "--fault", "slow-forward:2:150", "--fault-from-step", 60),
                     env, tmp_path / "job.log")

@@ -1,9 +1,12 @@
 """Cluster diagnosis end to end (docs/cluster.md).
 
-Ground truth with real PyTorch: one 6-rank DDP job (CPU, gloo, torchrun) records a clean run and
-four scenarios with one injected fault each (workloads/ground_truth.py). rankscope must name the
-right kind of problem, rank(s), host, phase (and function where there is one), estimate a cost
-within COST_TOLERANCE of the injected delay per step, and find nothing in the clean run.
+Ground truth with real PyTorch: one 6-rank DDP job (CPU, gloo, torchrun) recorded a clean run and
+four scenarios with one injected fault each (workloads/ground_truth.py); the recording is
+tests/data/cluster/ground_truth. rankscope must name the right kind of problem, rank(s), host,
+phase (and function where there is one), estimate a cost within COST_TOLERANCE of the injected
+delay per step, and find nothing in the clean run. These assertions are exact, on a recording:
+a verdict must never depend on how busy the machine is. A live run of the same job checks what
+holds however loaded the machine is (test_live_ground_truth_run).
 
 Semi-synthetic GPU sets (tools/make_synthetic_ranks.py, from the real A100 trace nccl_data):
 copies per rank with known clock offsets and a known kernel slowed on known ranks. The answers are
@@ -44,14 +47,28 @@ def analyze(run_rankscope, *args):
     return report
 
 
+RECORDED = REPO / "tests" / "data" / "cluster" / "ground_truth"
+
+
 @pytest.fixture(scope="module")
-def ground_truth(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ground_truth")
+def ground_truth():
+    """The recorded job (workloads/ground_truth.py with SCENARIOS, 6 ranks; hosts.txt = HOSTS)."""
+    truth = json.loads((RECORDED / "truth.json").read_text())
+    assert {s["name"]: f"{s['kind']}:{','.join(map(str, s['ranks'])) or '-'}:{s['ms']:g}"
+            for s in truth["scenarios"]} == SCENARIOS
+    assert (RECORDED / "hosts.txt").read_text() == HOSTS
+    return RECORDED
+
+
+@pytest.fixture(scope="module")
+def live_run(tmp_path_factory):
+    """The same job, live: a clean run and the forward fault."""
+    out = tmp_path_factory.mktemp("ground_truth_live")
     env = dict(os.environ, OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=6",
            str(REPO / "workloads/ground_truth.py"), "--out", str(out)]
-    for name, spec in SCENARIOS.items():
-        cmd += ["--scenario", f"{name}:{spec}"]
+    for name in ("clean", "forward"):
+        cmd += ["--scenario", f"{name}:{SCENARIOS[name]}"]
     subprocess.run(cmd, check=True, capture_output=True, env=env, timeout=600)
     (out / "hosts.txt").write_text(HOSTS)
     return out
@@ -63,16 +80,17 @@ def diagnose(ground_truth, run_rankscope, scenario):
     return report
 
 
-def check_cluster_basics(report):
+def check_cluster_basics(report, buckets):
     cluster = report["cluster"]
     assert cluster["unit"] == "step" and cluster["options"]["outlier_k"] == 3
     assert cluster["options"]["outlier_margin"] == 0.10 and cluster["options"]["hosts_file"].endswith("hosts.txt")
-    # gloo spans of every rank matched: 2 DDP buckets per step, every instance with all 6 ranks.
+    # gloo spans of every rank matched: every DDP bucket of every step, each instance with all 6
+    # ranks (the job counted its buckets: truth.json).
     coll = cluster["collectives"]
     (group,) = coll["groups"]
     assert group["match"] == "step_order" and group["members"] == list(range(6))
     steps = cluster["ranks"][0]["steps"]
-    assert coll["matched"] == coll["complete"] == group["complete"] >= 2 * steps
+    assert coll["matched"] == coll["complete"] == group["complete"] >= buckets * steps
     assert all(r["collectives"] == coll["complete"] for r in cluster["ranks"])
     # Three pretend hosts share one real clock: the estimated offsets are within the gloo spread.
     assert [d["host"] for d in cluster["clock"]["domains"]] == ["node-a", "node-b", "node-c"]
@@ -85,6 +103,10 @@ def check_cluster_basics(report):
         assert abs(c["local_ns"] - local) <= 1
         assert abs(c["step_ns"] - statistics.median(s["duration_ns"] for s in r["steps"])) <= 1
     return cluster
+
+
+def buckets(recording):
+    return json.loads((recording / "truth.json").read_text())["buckets_per_step"]
 
 
 def injected_per_step(report, scenario, rank):
@@ -100,7 +122,8 @@ def injected_per_step(report, scenario, rank):
 def check_cost(finding, injected):
     cost = finding["cost"]
     assert abs(cost["saving_ns"] - injected) <= COST_TOLERANCE * injected, (cost["saving_ns"], injected)
-    assert cost["estimated_step_ns"] == cost["step_ns"] - cost["saving_ns"]
+    # Each of the three is rounded to the nanosecond on its own.
+    assert abs(cost["estimated_step_ns"] - (cost["step_ns"] - cost["saving_ns"])) <= 1
 
 
 def evidence(finding, kind):
@@ -115,7 +138,7 @@ def phase_of(finding):
 
 def test_clean_run_raises_no_finding(ground_truth, run_rankscope):
     report = diagnose(ground_truth, run_rankscope, "clean")
-    cluster = check_cluster_basics(report)
+    cluster = check_cluster_basics(report, buckets(ground_truth))
     assert [f for f in report["findings"] if f["kind"] in ("slow_rank", "slow_node")] == []
     assert report["findings"] == []
     assert not any(r["slow"] for r in cluster["ranks"])
@@ -126,7 +149,7 @@ def test_clean_run_raises_no_finding(ground_truth, run_rankscope):
                                                  ("collective", 3, None)])
 def test_one_slow_rank_is_named_with_its_phase_and_cost(ground_truth, run_rankscope, scenario, rank, phase):
     report = diagnose(ground_truth, run_rankscope, scenario)
-    cluster = check_cluster_basics(report)
+    cluster = check_cluster_basics(report, buckets(ground_truth))
     top = report["findings"][0]
     assert top["kind"] == "slow_rank" and top["ranks"] == [rank], top["title"]
     assert [r["rank"] for r in cluster["ranks"] if r["slow"]] == [rank]
@@ -155,7 +178,7 @@ def test_one_slow_rank_is_named_with_its_phase_and_cost(ground_truth, run_ranksc
 
 def test_slow_node_is_one_finding_for_its_ranks(ground_truth, run_rankscope):
     report = diagnose(ground_truth, run_rankscope, "node")
-    cluster = check_cluster_basics(report)
+    cluster = check_cluster_basics(report, buckets(ground_truth))
     top = report["findings"][0]
     assert top["kind"] == "slow_node" and top["host"] == "node-c" and top["ranks"] == [4, 5], top["title"]
     assert phase_of(top)[0] == "forward"
@@ -196,6 +219,19 @@ def test_options_change_the_verdict_and_bad_hosts_files_are_refused(ground_truth
     assert proc.returncode == 1 and "does not say where rank 5 runs" in proc.stderr
     proc = run_rankscope("analyze", ground_truth / "forward", "--hosts", tmp_path / "nope", check=False)
     assert proc.returncode == 1 and "cannot read the hosts file" in proc.stderr
+
+
+def test_live_ground_truth_run(live_run, run_rankscope):
+    # Only what holds however busy the machine is: every rank's trace reads, every gloo bucket
+    # all-reduce is matched on all 6 ranks, the three pretend hosts get clocks, and the rank
+    # that computes 80 ms more per step (about as long as the whole step) has the largest local
+    # time. Which other functions look slower on a loaded machine is not asserted here.
+    for scenario in ("clean", "forward"):
+        report = diagnose(live_run, run_rankscope, scenario)
+        cluster = check_cluster_basics(report, buckets(live_run))
+        if scenario == "forward":
+            local = {r["rank"]: r["local_ns"] for r in cluster["ranks"]}
+            assert max(local, key=local.get) == 2, local
 
 
 # --- semi-synthetic GPU sets -------------------------------------------------------------------

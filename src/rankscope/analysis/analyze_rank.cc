@@ -8,6 +8,7 @@
 
 #include "rankscope/analysis/collectives.h"
 #include "rankscope/analysis/cpu_functions.h"
+#include "rankscope/analysis/derived_steps.h"
 #include "rankscope/analysis/gpu_functions.h"
 #include "rankscope/analysis/gpu_timeline.h"
 #include "rankscope/analysis/idle_breakdown.h"
@@ -71,6 +72,14 @@ void AddWarnings(const std::vector<GpuActivity>& acts, RankSummary* r) {
         r->launch.unlinked_activities));
   }
   if (!acts.empty() && r->gpu.busy_ns_all == 0) r->warnings.push_back("the trace has GPU activity, but none inside the window");
+  if (r->step_source != "profiler_step" && r->step_source != "none") {
+    const std::string from =
+        r->step_source == "optimizer_step" ? "its Optimizer.step#... annotations (an iteration ends where one ends)"
+        : r->step_source == "dataloader"   ? "its enumerate(DataLoader)#... annotations (an iteration begins with one)"
+                                           : "its repeating top-level '" + r->step_marker + "' (an iteration begins with one)";
+    r->warnings.push_back(fmt::format("no ProfilerStep#N annotations: {} iterations derived from {}, numbered from 0",
+                                      r->steps_in_trace, from));
+  }
   if (r->window_mode == WindowMode::kGpuSpan || r->window_mode == WindowMode::kCpuSpan) {
     r->warnings.push_back(fmt::format("no ProfilerStep#N annotations: the window is the {} of the trace",
                                       r->window_mode == WindowMode::kGpuSpan ? "span of GPU activity" : "span of CPU events"));
@@ -83,7 +92,8 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   const auto started = std::chrono::steady_clock::now();
   static const CommPatterns kNoPatterns;
   ActivityClassifier classifier(m, opt.comm_patterns ? *opt.comm_patterns : kNoPatterns);
-  const std::vector<ProfilerStep> steps = FindProfilerSteps(m);
+  StepDetection detected = FindSteps(m);
+  const std::vector<ProfilerStep>& steps = detected.steps;
   auto window = SelectWindow(m, steps, opt.window);
   if (!window.ok()) return window.status().WithContext(m.path);
   const Window& w = *window;
@@ -94,6 +104,8 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   r.window_start_ns = m.AbsoluteNs(w.start);
   r.window_end_ns = m.AbsoluteNs(w.end);
   r.steps_in_trace = steps.size();
+  r.step_source = StepSourceName(detected.source);
+  r.step_marker = detected.marker;
   r.kernel_wait_threshold_ns = opt.kernel_wait_threshold_ns;
 
   const std::vector<GpuActivity> acts = CollectGpuActivities(m, classifier);
@@ -105,10 +117,12 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   // one interval per CPU op) is built, so the two never peak together.
   r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
   r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
-  r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows);
+  r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows, &r.collector_threads);
   const IntervalSet host_compute = HostCompute(m, order);
   r.steps = AnalyzeSteps(m, order, steps, w, acts, host_compute);
   r.kernels = BuildKernelTable(m, acts, timeline, w, opt.max_rows);
+  r.kernel_names = BuildKernelNameTable(m, acts, timeline, w, opt.max_rows);
+  r.kernels_by_op = BuildKernelsByOpTable(m, acts, timeline, w, opt.max_rows);
   r.memory_ops = BuildMemoryOpTable(m, acts, timeline, w, opt.max_rows);
   r.host_compute_ns = host_compute.CoveredIn(w.start, w.end);
   AnalyzeCollectives(m, w, {&acts, &timeline, &steps, &host_compute, opt.max_collective_instances}, &r);

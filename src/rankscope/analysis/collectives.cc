@@ -21,6 +21,29 @@ struct Pending {
   bool timed;  // the span is the transfer itself (GPU kernel, gloo), not just the CPU call
 };
 
+// What a CPU-side record of a collective is.
+enum class CpuRecord : uint8_t {
+  kTransfer,  // a CPU backend's own span (gloo:all_reduce on gloo's worker thread): the collective
+  kCall,      // record_param_comms, c10d ops, a GPU backend's annotation: the call that starts it
+};
+
+struct CpuCollective {
+  uint32_t slice = 0;
+  const CollectiveInfo* info = nullptr;  // null for c10d ops (no args)
+  std::string op;                        // canonical
+  CpuRecord record = CpuRecord::kCall;
+};
+
+// The backends whose annotation spans run the collective on the CPU (gloo's worker threads,
+// MPI, UCC): from the moment the rank starts it to the moment it completes. A GPU backend's
+// annotation (nccl:all_reduce) only enqueues a kernel.
+bool CpuBackendAnnotation(std::string_view name) {
+  for (std::string_view prefix : {"gloo:", "mpi:", "ucc:"}) {
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
 using TypeKey = std::tuple<std::string, std::string, std::string, std::string, int64_t, bool>;
 using GroupKey = std::tuple<std::string, std::string, std::string>;
 
@@ -69,17 +92,15 @@ class Builder {
   }
 
   // `exposed_ns`: the instance's share of the instants in which CPU collectives run and the
-  // training threads compute nothing (1/k each when k collectives run together).
-  // Only a CPU backend's span (gloo) is the transfer; for NCCL it is the CPU call that
-  // enqueued the kernel, so its duration says nothing about bandwidth.
-  void AddCpu(const CollectiveInfo& info, double exposed_ns) {
-    const int64_t start = m_.slices.ts[info.slice], end = start + m_.slices.dur[info.slice];
-    std::string dtype = info.dtype != StringPool::kEmptyId ? std::string(m_.Str(info.dtype)) : "";
-    const std::string_view name = m_.Str(m_.slices.name[info.slice]);
-    const bool timed = info.source == CollectiveSource::kAnnotationShape ? name.substr(0, 5) == "gloo:"
-                                                                        : m_.info.distributed.backend == "gloo";
-    Add(start, end, start, -1, &info, CanonicalCollectiveName(m_.Str(info.collective_name)), "", "", std::move(dtype),
-        false, exposed_ns, StepAt(*in_.steps, start), timed);
+  // rank's own work runs nothing (1/k each when k collectives run together). Only a transfer
+  // span (gloo) is the collective itself; a call (record_param_comms of NCCL, a c10d op) only
+  // starts it, so its duration says nothing about bandwidth.
+  void AddCpu(const CpuCollective& c, double exposed_ns) {
+    const int64_t start = m_.slices.ts[c.slice], end = start + m_.slices.dur[c.slice];
+    const CollectiveInfo* info = c.info;
+    std::string dtype = info && info->dtype != StringPool::kEmptyId ? std::string(m_.Str(info->dtype)) : "";
+    Add(start, end, start, -1, info, c.op, "", "", std::move(dtype), false, exposed_ns, StepAt(*in_.steps, start),
+        c.record == CpuRecord::kTransfer);
   }
 
   void Finish();
@@ -204,31 +225,89 @@ void Builder::Finish() {
   out_->comm_host_overlap_ns = IntersectionLength(all, *in_.host_compute);
 }
 
-// CPU collectives: the process group's own spans ("gloo:all_reduce"); without them, the
-// record_param_comms ops that carry "Collective name".
-std::vector<const CollectiveInfo*> CpuCollectives(const TraceModel& m) {
-  std::vector<const CollectiveInfo*> annotations, ops;
-  for (const CollectiveInfo& c : m.collectives) {
-    if (IsDeviceActivity(m.slices.kind[c.slice])) continue;
-    if (m.Str(c.collective_name) == "wait") continue;  // c10d's Work::wait, not a collective
-    (c.source == CollectiveSource::kAnnotationShape ? annotations : ops).push_back(&c);
+// The slices that launched communication kernels: their External ids.
+std::vector<int64_t> CommKernelExternalIds(const TraceModel& m, const std::vector<GpuActivity>& acts) {
+  std::vector<int64_t> ids;
+  for (const GpuActivity& a : acts) {
+    if (a.cls == ActivityClass::kCommunication && m.slices.external_id[a.slice] != kNoId) {
+      ids.push_back(m.slices.external_id[a.slice]);
+    }
   }
-  return annotations.empty() ? ops : annotations;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+// c10d's dispatcher ops ("c10d::allreduce_", "c10d::broadcast_", ...): every process group
+// backend records one per collective call, even without annotations or record_param_comms.
+std::string C10dOp(std::string_view name) {
+  if (name.substr(0, 6) != "c10d::") return "";
+  name.remove_prefix(6);
+  while (!name.empty() && name.back() == '_') name.remove_suffix(1);
+  if (name.empty() || name == "wait" || name == "monitored_barrier") return "";
+  return CanonicalCollectiveName(name);
+}
+
+// Every CPU-side record of a collective the rank made, each collective once, from the best
+// evidence the trace has: a CPU backend's transfer spans; else record_param_comms ops; else a
+// GPU backend's annotations (nccl:all_reduce of a collective that launched no kernel, e.g. on a
+// single rank); else c10d ops. Left out: GPU-timeline copies of annotations (gpu_user_annotation), c10d's
+// Work::wait, and the CPU side of collectives that ran as communication kernels (their kernels
+// are the instances).
+std::vector<CpuCollective> CpuCollectives(const TraceModel& m, const std::vector<GpuActivity>& acts) {
+  const std::vector<int64_t> launched = CommKernelExternalIds(m, acts);
+  const bool has_comm_kernels =
+      std::any_of(acts.begin(), acts.end(), [](const GpuActivity& a) { return a.cls == ActivityClass::kCommunication; });
+  std::vector<CpuCollective> transfers, calls, annotated_calls, c10d;
+  for (const CollectiveInfo& c : m.collectives) {
+    const ActivityKind kind = m.slices.kind[c.slice];
+    if (IsDeviceActivity(kind) || kind == ActivityKind::kDeviceAnnotation) continue;
+    std::string op = CanonicalCollectiveName(m.Str(c.collective_name));
+    if (op == "wait") continue;  // c10d's Work::wait, not a collective
+    const std::string_view name = m.Str(m.slices.name[c.slice]);
+    if (c.source == CollectiveSource::kAnnotationShape && CpuBackendAnnotation(name)) {
+      transfers.push_back({c.slice, &c, std::move(op), CpuRecord::kTransfer});
+      continue;
+    }
+    const int64_t ext = m.slices.external_id[c.slice];
+    if (ext != kNoId && std::binary_search(launched.begin(), launched.end(), ext)) continue;
+    if (c.source == CollectiveSource::kAnnotationShape && has_comm_kernels) continue;  // nccl:... enqueues a kernel
+    if (c.source == CollectiveSource::kAnnotationShape) {  // nccl:all_reduce without a kernel
+      annotated_calls.push_back({c.slice, &c, std::move(op), CpuRecord::kCall});
+      continue;
+    }
+    // record_param_comms of a CPU backend spans the collective too (older gloo traces).
+    const bool transfer = m.info.distributed.backend == "gloo";
+    calls.push_back({c.slice, &c, std::move(op), transfer ? CpuRecord::kTransfer : CpuRecord::kCall});
+  }
+  if (!transfers.empty()) return transfers;
+  if (!calls.empty()) return calls;
+  if (!annotated_calls.empty()) return annotated_calls;
+  if (has_comm_kernels) return {};
+  const SliceTable& s = m.slices;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] != ActivityKind::kHostOp) continue;
+    std::string op = C10dOp(m.Str(s.name[i]));
+    if (!op.empty()) c10d.push_back({i, nullptr, std::move(op), CpuRecord::kCall});
+  }
+  return c10d;
 }
 
 // Exposed time of each CPU collective: the GPU timeline's ownership rule applied to the host,
-// with the training threads' CPU ops as "compute" and the collectives as "communication".
-std::vector<double> CpuExposure(const TraceModel& m, const std::vector<const CollectiveInfo*>& cpu, const Window& w,
-                                const IntervalSet& host_compute) {
+// with the collectives as "communication" and the rank's own work as "compute": the CPU ops of
+// its training threads and, in a GPU trace, its compute kernels. What neither hides is the
+// time the rank waited for its peers.
+std::vector<double> CpuExposure(const TraceModel& m, const std::vector<CpuCollective>& cpu, const Window& w,
+                                const IntervalSet& own_work) {
   std::vector<GpuActivity> host;
-  for (const CollectiveInfo* c : cpu) {
+  for (const CpuCollective& c : cpu) {
     GpuActivity a;
-    a.start = m.slices.ts[c->slice];
-    a.end = a.start + m.slices.dur[c->slice];
+    a.start = m.slices.ts[c.slice];
+    a.end = a.start + m.slices.dur[c.slice];
     a.cls = ActivityClass::kCommunication;
     host.push_back(a);
   }
-  for (const Interval& iv : host_compute.intervals()) {
+  for (const Interval& iv : own_work.intervals()) {
     GpuActivity a;
     a.start = iv.start;
     a.end = iv.end;
@@ -270,10 +349,19 @@ double BusBandwidthFactor(std::string_view op, int64_t n) {
   return 1.0;
 }
 
+double CommunicationExposedNs(const RankSummary& r) {
+  double exposed = 0;
+  for (const CollectiveType& t : r.collective_types) exposed += t.exposed_ns;
+  return exposed;
+}
+
 std::vector<uint32_t> CollectiveTracks(const TraceModel& m) {
   std::vector<uint32_t> tracks;
   for (const CollectiveInfo& c : m.collectives) {
-    if (c.source == CollectiveSource::kAnnotationShape) tracks.push_back(m.slices.track[c.slice]);
+    if (c.source == CollectiveSource::kAnnotationShape && m.slices.kind[c.slice] != ActivityKind::kDeviceAnnotation &&
+        CpuBackendAnnotation(m.Str(m.slices.name[c.slice]))) {
+      tracks.push_back(m.slices.track[c.slice]);
+    }
   }
   std::sort(tracks.begin(), tracks.end());
   tracks.erase(std::unique(tracks.begin(), tracks.end()), tracks.end());
@@ -282,19 +370,17 @@ std::vector<uint32_t> CollectiveTracks(const TraceModel& m) {
 
 void AnalyzeCollectives(const TraceModel& m, const Window& w, const CollectiveInputs& in, RankSummary* out) {
   Builder b(m, w, in, out);
-  bool any_gpu = false;
   for (size_t i = 0; i < in.activities->size(); ++i) {
-    if ((*in.activities)[i].cls != ActivityClass::kCommunication) continue;
-    b.AddGpu(i);
-    any_gpu = true;
+    if ((*in.activities)[i].cls == ActivityClass::kCommunication) b.AddGpu(i);
   }
-  // CPU collectives describe communication only in CPU-only traces: in a GPU trace the CPU
-  // spans are enqueue calls, and a GPU trace without communication kernels has none.
-  if (!any_gpu && in.activities->empty()) {
-    std::vector<const CollectiveInfo*> cpu = CpuCollectives(m);
-    const std::vector<double> exposed = CpuExposure(m, cpu, w, *in.host_compute);
-    for (size_t k = 0; k < cpu.size(); ++k) b.AddCpu(*cpu[k], exposed[k]);
-  }
+  // The CPU side counts in every trace: gloo with CUDA tensors runs its collectives on the host
+  // next to a busy GPU, and a trace without communication kernels may still have c10d calls.
+  std::vector<CpuCollective> cpu = CpuCollectives(m, *in.activities);
+  std::vector<Interval> own;
+  for (const Interval& iv : in.host_compute->intervals()) own.push_back(iv);
+  for (const Interval& iv : in.timeline->compute.intervals()) own.push_back(iv);
+  const std::vector<double> exposed = CpuExposure(m, cpu, w, IntervalSet::Union(own));
+  for (size_t k = 0; k < cpu.size(); ++k) b.AddCpu(cpu[k], exposed[k]);
   b.Finish();
 }
 

@@ -1,7 +1,9 @@
-// Collectives: every communication kernel (or, in a CPU-only trace, every CPU-side collective
-// such as gloo's "gloo:all_reduce" spans) decoded into op, algorithm,
-// protocol, dtype, message bytes and group size, with algbw/busbw, exposed time and overlap
-// with compute, per type and per instance.
+// Collectives: every collective the rank took part in, from whatever evidence its trace has —
+// communication kernels (NCCL/RCCL/HCCL, --comm-pattern), a CPU backend's transfer spans
+// (gloo's "gloo:all_reduce" on its worker threads, in CPU-only and GPU traces alike), else
+// record_param_comms ops, else c10d's dispatcher ops — each collective once, decoded into op,
+// algorithm, protocol, dtype, message bytes and group size, with algbw/busbw, exposed time (the
+// rank's wait) and overlap with compute, per type and per instance.
 #pragma once
 
 #include <vector>
@@ -24,7 +26,8 @@ struct CollectiveInputs {
   const std::vector<GpuActivity>* activities = nullptr;
   const GpuTimeline* timeline = nullptr;
   const std::vector<ProfilerStep>* steps = nullptr;
-  const IntervalSet* host_compute = nullptr;  // compute for CPU collectives
+  const IntervalSet* host_compute = nullptr;  // the training threads' CPU ops (with the GPU's compute
+                                              // kernels: the rank's own work, for CPU collectives)
   size_t max_instances = kDefaultMaxCollectiveInstances;
 };
 
@@ -32,7 +35,7 @@ struct CollectiveInputs {
 // comm_host_overlap_ns of `out`.
 void AnalyzeCollectives(const TraceModel& model, const Window& window, const CollectiveInputs& in, RankSummary* out);
 
-// Tracks that run CPU collectives (gloo's worker threads): not training threads.
+// Tracks that run a CPU backend's collectives (gloo's worker threads): not training threads.
 std::vector<uint32_t> CollectiveTracks(const TraceModel& model);
 
 }  // namespace rankscope

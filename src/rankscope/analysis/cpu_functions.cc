@@ -5,6 +5,7 @@
 
 #include "rankscope/analysis/function_table.h"
 #include "rankscope/analysis/gpu_functions.h"
+#include "rankscope/analysis/wait_functions.h"
 
 namespace rankscope {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 // A table of slices of the categories `pick` accepts, keyed by name.
 template <typename Pick, typename Skip>
 FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w, const IntervalSet& busy,
-                     size_t max_rows, Pick pick, Skip skip_name) {
+                     size_t max_rows, FunctionTableKind kind, Pick pick, Skip skip_name) {
   const SliceTable& s = m.slices;
   constexpr uint32_t kNew = 0xFFFFFFFFu;
   std::vector<uint32_t> row_of_name(m.strings.size(), kNew);  // StringIds are dense
@@ -31,7 +32,27 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
     acc.Add(row, start, end);
   }
   acc.Finish(rows);
-  return FinishTable(std::move(rows), max_rows);
+  FunctionTable table = FinishTable(std::move(rows), max_rows, w.length());
+  for (FunctionStat& r : table.rows) r.wait = IsWaitFunction(kind, r.name);
+  return table;
+}
+
+// Tracks on which one of rankscope's collector threads runs (a frame of its thread entry).
+std::vector<uint32_t> CollectorTracks(const TraceModel& m) {
+  std::vector<uint32_t> tracks;
+  std::vector<bool> checked(m.strings.size(), false);
+  const SliceTable& s = m.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] != ActivityKind::kPythonFrame || checked[s.name[i]]) continue;
+    checked[s.name[i]] = true;
+    if (!IsCollectorThreadFrame(m.Str(s.name[i]))) continue;
+    for (size_t j = 0; j < s.size(); ++j) {  // rare: one name, usually one instance
+      if (s.kind[j] == ActivityKind::kPythonFrame && s.name[j] == s.name[i]) tracks.push_back(s.track[j]);
+    }
+  }
+  std::sort(tracks.begin(), tracks.end());
+  tracks.erase(std::unique(tracks.begin(), tracks.end()), tracks.end());
+  return tracks;
 }
 
 // Call-path ids: a trie of (parent path, frame name) built while walking each frame's parents.
@@ -118,7 +139,7 @@ std::string ThreadLabel(const TraceModel& m, uint32_t track) {
 
 FunctionTable BuildRuntimeCallTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                                     const IntervalSet& busy, size_t max_rows) {
-  return ByName(m, order, w, busy, max_rows,
+  return ByName(m, order, w, busy, max_rows, FunctionTableKind::kRuntimeCall,
                 [](ActivityKind c) { return c == ActivityKind::kRuntimeCall || c == ActivityKind::kDriverCall; },
                 [](StringId) { return false; });
 }
@@ -126,13 +147,16 @@ FunctionTable BuildRuntimeCallTable(const TraceModel& m, const std::vector<uint3
 FunctionTable BuildCpuOpTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                               const IntervalSet& busy, size_t max_rows) {
   // 2021 traces file ProfilerStep#N under "Operator": it is the step, not an op.
-  return ByName(m, order, w, busy, max_rows, [](ActivityKind c) { return c == ActivityKind::kHostOp; },
+  return ByName(m, order, w, busy, max_rows, FunctionTableKind::kCpuOp,
+                [](ActivityKind c) { return c == ActivityKind::kHostOp; },
                 [&](StringId name) { return m.Str(name).starts_with("ProfilerStep#"); });
 }
 
 FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
-                                   const IntervalSet& busy, size_t max_rows) {
+                                   const IntervalSet& busy, size_t max_rows, uint32_t* collector_threads) {
   if (m.python.empty()) return {};
+  const std::vector<uint32_t> collector = CollectorTracks(m);
+  if (collector_threads) *collector_threads = static_cast<uint32_t>(collector.size());
   PathTrie trie;
   const std::vector<uint32_t> node = PathNodes(m, trie);
   const SliceTable& s = m.slices;
@@ -143,6 +167,7 @@ FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32
     if (s.kind[i] != ActivityKind::kPythonFrame || s.detail[i] == kNoDetail) continue;
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
     if (!w.Touches(start, end) || node[s.detail[i]] >= PathTrie::kRoot - 1) continue;
+    if (std::binary_search(collector.begin(), collector.end(), s.track[i])) continue;
     const uint64_t key = (static_cast<uint64_t>(node[s.detail[i]]) << 32) | s.track[i];
     auto [it, inserted] = ids.try_emplace(key, static_cast<uint32_t>(keys.size()));
     if (inserted) keys.emplace_back(node[s.detail[i]], s.track[i]);
@@ -152,11 +177,14 @@ FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32
   acc.Finish(rows);
   // Names are long: build them only for the rows that survive the cap.
   for (size_t k = 0; k < rows.size(); ++k) rows[k].detail = std::to_string(k);
-  FunctionTable table = FinishTable(std::move(rows), max_rows);
+  FunctionTable table = FinishTable(std::move(rows), max_rows, w.length());
   for (FunctionStat& r : table.rows) {
     const auto [path, track] = keys[std::stoul(r.detail)];
     r.name = trie.Text(m, path);
     r.detail = ThreadLabel(m, track);
+    const size_t bar = r.name.rfind('|');
+    r.wait = IsWaitFunction(FunctionTableKind::kPythonFrame,
+                            bar == std::string::npos ? std::string_view(r.name) : std::string_view(r.name).substr(bar + 1));
   }
   return table;
 }

@@ -18,8 +18,9 @@ FunctionTable BuildCpuOpTable(const TraceModel& model, const std::vector<uint32_
                               const IntervalSet& gpu_busy, size_t max_rows);
 
 // Python functions (with_stack=True) keyed by call path "f1|f2|...|fn", root first, per thread.
+// The threads of rankscope's collector are left out; `collector_threads` (may be null) counts them.
 FunctionTable BuildPythonPathTable(const TraceModel& model, const std::vector<uint32_t>& order, const Window& window,
-                                   const IntervalSet& gpu_busy, size_t max_rows);
+                                   const IntervalSet& gpu_busy, size_t max_rows, uint32_t* collector_threads = nullptr);
 
 // "8979 (pt_main_thread)": a thread as the report shows it.
 std::string ThreadLabel(const TraceModel& model, uint32_t track);

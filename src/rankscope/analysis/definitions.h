@@ -29,8 +29,15 @@ inline constexpr int64_t kDefaultKernelWaitThresholdNs = 30'000;
 // Functions whose bottleneck ratio is above this share of W are flagged in the report.
 inline constexpr double kFlagShare = 0.01;
 
-// Tables in a per-rank summary keep at most this many rows (worst first); the rest are counted.
+// Tables in a per-rank summary keep their `kDefaultMaxRows` worst rows (by bottleneck, for the
+// report) and, beyond them, every row whose in-window time is at least kKeepShare of |W| (for
+// cross-rank comparison: a rank that lacks a row then ran it for less than that), at most
+// kMaxKeptRows in all (then the largest; `omitted_max_in_window_ns` says how large the largest
+// omitted row was). The rest are counted. kKeepShare of |W| is 0.1 % of a step, a twentieth of
+// the smallest cost a finding reports (--min-cost-share, 2 %).
 inline constexpr size_t kDefaultMaxRows = 500;
+inline constexpr double kKeepShare = 0.001;
+inline constexpr size_t kMaxKeptRows = 4096;
 
 // Collective instances kept per rank (for cross-rank matching); the rest are counted.
 inline constexpr size_t kDefaultMaxCollectiveInstances = 100'000;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "rankscope/analysis/definitions.h"
 #include "rankscope/analysis/stats.h"
 
 namespace rankscope {
@@ -118,19 +119,32 @@ void FunctionAccumulator::Finish(std::vector<FunctionStat>& rows) {
   }
 }
 
-FunctionTable FinishTable(std::vector<FunctionStat> rows, size_t max_rows) {
+FunctionTable FinishTable(std::vector<FunctionStat> rows, size_t max_rows, int64_t window_ns) {
   FunctionTable table;
   std::erase_if(rows, [](const FunctionStat& r) { return r.count == 0 && r.in_window_ns == 0; });
-  std::sort(rows.begin(), rows.end(), [](const FunctionStat& a, const FunctionStat& b) {
+  auto worst_first = [](const FunctionStat& a, const FunctionStat& b) {
     if (a.bottleneck_ns != b.bottleneck_ns) return a.bottleneck_ns > b.bottleneck_ns;
     if (a.in_window_ns != b.in_window_ns) return a.in_window_ns > b.in_window_ns;
     return a.name != b.name ? a.name < b.name : a.detail < b.detail;
-  });
+  };
+  std::sort(rows.begin(), rows.end(), worst_first);
   for (const FunctionStat& r : rows) table.instances += r.count;
+  const size_t cap = std::max(max_rows, kMaxKeptRows);
   if (rows.size() > max_rows) {
-    for (size_t i = max_rows; i < rows.size(); ++i) table.omitted_in_window_ns += rows[i].in_window_ns;
-    table.omitted_rows = rows.size() - max_rows;
-    rows.resize(max_rows);
+    // Beyond the worst rows, the ones that matter for comparing ranks: the largest in-window
+    // times, down to the floor, within the cap.
+    const int64_t floor = static_cast<int64_t>(kKeepShare * static_cast<double>(window_ns));
+    std::stable_sort(rows.begin() + static_cast<std::ptrdiff_t>(max_rows), rows.end(),
+                     [](const FunctionStat& a, const FunctionStat& b) { return a.in_window_ns > b.in_window_ns; });
+    size_t keep = max_rows;
+    while (keep < rows.size() && keep < cap && rows[keep].in_window_ns >= floor && rows[keep].in_window_ns > 0) ++keep;
+    for (size_t i = keep; i < rows.size(); ++i) {
+      table.omitted_in_window_ns += rows[i].in_window_ns;
+      table.omitted_max_in_window_ns = std::max(table.omitted_max_in_window_ns, rows[i].in_window_ns);
+    }
+    table.omitted_rows = rows.size() - keep;
+    rows.resize(keep);
+    std::sort(rows.begin(), rows.end(), worst_first);
   }
   table.rows = std::move(rows);
   return table;

@@ -58,7 +58,8 @@ class FunctionAccumulator {
 };
 
 // Drops rows without instances in W, sorts worst first (bottleneck, in-window time, name) and
-// keeps `max_rows`, counting the rest.
-FunctionTable FinishTable(std::vector<FunctionStat> rows, size_t max_rows);
+// keeps the `max_rows` worst plus every row with at least kKeepShare x `window_ns` in the window
+// (at most kMaxKeptRows in all), counting the rest (definitions.h).
+FunctionTable FinishTable(std::vector<FunctionStat> rows, size_t max_rows, int64_t window_ns);
 
 }  // namespace rankscope

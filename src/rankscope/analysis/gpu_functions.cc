@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -56,7 +57,58 @@ FunctionTable BuildKernelTable(const TraceModel& m, const std::vector<GpuActivit
     samples.push_back({it->second, a.start, a.end, t.owned_ns[i]});
   }
   AggregateSamples(samples, w, BottleneckRule::kOwnedGpuTime, t.busy, rows);
-  return FinishTable(std::move(rows), max_rows);
+  return FinishTable(std::move(rows), max_rows, w.length());
+}
+
+namespace {
+
+// Kernels (compute and communication) in W, keyed by `key(activity)` -> a StringId; rows are
+// named by that string.
+template <typename Key>
+FunctionTable KernelsBy(const TraceModel& m, const std::vector<GpuActivity>& acts, const GpuTimeline& t,
+                        const Window& w, size_t max_rows, Key key) {
+  std::unordered_map<StringId, uint32_t> ids;
+  std::vector<FunctionStat> rows;
+  std::vector<FunctionSample> samples;
+  for (size_t i = 0; i < acts.size(); ++i) {
+    const GpuActivity& a = acts[i];
+    if (a.cls != ActivityClass::kCompute && a.cls != ActivityClass::kCommunication) continue;
+    if (!w.Touches(a.start, a.end)) continue;
+    const StringId name = key(a);
+    if (name == StringPool::kEmptyId) continue;
+    auto [it, inserted] = ids.try_emplace(name, static_cast<uint32_t>(rows.size()));
+    if (inserted) {
+      FunctionStat row;
+      row.name = std::string(m.Str(name));
+      row.cls = a.cls;
+      rows.push_back(std::move(row));
+    }
+    samples.push_back({it->second, a.start, a.end, t.owned_ns[i]});
+  }
+  AggregateSamples(samples, w, BottleneckRule::kOwnedGpuTime, t.busy, rows);
+  return FinishTable(std::move(rows), max_rows, w.length());
+}
+
+}  // namespace
+
+FunctionTable BuildKernelNameTable(const TraceModel& m, const std::vector<GpuActivity>& acts, const GpuTimeline& t,
+                                   const Window& w, size_t max_rows) {
+  return KernelsBy(m, acts, t, w, max_rows, [&](const GpuActivity& a) { return m.slices.name[a.slice]; });
+}
+
+FunctionTable BuildKernelsByOpTable(const TraceModel& m, const std::vector<GpuActivity>& acts, const GpuTimeline& t,
+                                    const Window& w, size_t max_rows) {
+  std::vector<std::pair<int64_t, StringId>> op_of;  // External id -> CPU op name
+  const SliceTable& s = m.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] == ActivityKind::kHostOp && s.external_id[i] != kNoId) op_of.emplace_back(s.external_id[i], s.name[i]);
+  }
+  std::sort(op_of.begin(), op_of.end());
+  return KernelsBy(m, acts, t, w, max_rows, [&](const GpuActivity& a) {
+    const int64_t ext = s.external_id[a.slice];
+    auto it = std::lower_bound(op_of.begin(), op_of.end(), std::make_pair(ext, StringId{0}));
+    return ext != kNoId && it != op_of.end() && it->first == ext ? it->second : StringPool::kEmptyId;
+  });
 }
 
 FunctionTable BuildMemoryOpTable(const TraceModel& m, const std::vector<GpuActivity>& acts, const GpuTimeline& t,
@@ -80,7 +132,7 @@ FunctionTable BuildMemoryOpTable(const TraceModel& m, const std::vector<GpuActiv
     samples.push_back({it->second, a.start, a.end, t.owned_ns[i]});
   }
   AggregateSamples(samples, w, BottleneckRule::kOwnedGpuTime, t.busy, rows);
-  return FinishTable(std::move(rows), max_rows);
+  return FinishTable(std::move(rows), max_rows, w.length());
 }
 
 }  // namespace rankscope

@@ -12,6 +12,16 @@ namespace rankscope {
 FunctionTable BuildKernelTable(const TraceModel& model, const std::vector<GpuActivity>& activities,
                                const GpuTimeline& timeline, const Window& window, size_t max_rows);
 
+// Kernels keyed by name alone (every grid|block together): a slowdown spread over many launch
+// shapes is one row here.
+FunctionTable BuildKernelNameTable(const TraceModel& model, const std::vector<GpuActivity>& activities,
+                                   const GpuTimeline& timeline, const Window& window, size_t max_rows);
+
+// GPU time of the kernels each CPU op launched (the op with the kernel's External id: the
+// innermost op running when the kernel was launched), keyed by the op's name.
+FunctionTable BuildKernelsByOpTable(const TraceModel& model, const std::vector<GpuActivity>& activities,
+                                    const GpuTimeline& timeline, const Window& window, size_t max_rows);
+
 FunctionTable BuildMemoryOpTable(const TraceModel& model, const std::vector<GpuActivity>& activities,
                                  const GpuTimeline& timeline, const Window& window, size_t max_rows);
 

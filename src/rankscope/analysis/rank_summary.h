@@ -1,6 +1,7 @@
 // RankSummary: everything rankscope keeps about one rank after analysing its trace (the "map"
 // output of the data flow, docs/architecture.md). The trace model is dropped once this exists, so
-// the summary is bounded: tables keep their worst rows (kDefaultMaxRows) and count the rest.
+// the summary is bounded: tables keep their worst rows (kDefaultMaxRows) plus every row above
+// 0.1 % of the window, at most kMaxKeptRows (definitions.h), and count the rest.
 //
 // Cluster diagnosis reduces over these summaries. What it can rely on:
 //  - steps: per-step absolute start/end (ns since the unix epoch), CPU and GPU phase times,
@@ -62,12 +63,14 @@ struct FunctionStat {
   int64_t in_window_ns = 0;   // Σ |instance ∩ W| (proportion = in_window_ns / |W|)
   double bottleneck_ns = 0;   // bottleneck ratio = bottleneck_ns / |W|
   int64_t bytes = -1;         // memory ops: bytes moved by the counted instances
+  bool wait = false;          // blocked, not working (analysis/wait_functions.h); Python paths: the leaf
 };
 
 struct FunctionTable {
   std::vector<FunctionStat> rows;  // worst first: bottleneck, then in-window time
-  uint64_t omitted_rows = 0;       // rows beyond the cap
+  uint64_t omitted_rows = 0;       // rows left out (below kKeepShare of |W| and not among the worst)
   int64_t omitted_in_window_ns = 0;
+  int64_t omitted_max_in_window_ns = 0;  // the largest in-window time of an omitted row (0: none)
   uint64_t instances = 0;          // all instances counted (kept rows or not)
 };
 
@@ -200,14 +203,19 @@ struct RankSummary {
   int64_t window_ns() const { return window_end_ns - window_start_ns; }
   std::vector<StepSummary> steps;  // steps inside W
   uint64_t steps_in_trace = 0;
+  std::string step_source = "profiler_step";  // derived_steps.h: where the steps come from
+  std::string step_marker;                     // "repeating_pattern": the repeating name
 
   bool has_gpu = false;
   GpuSummary gpu;
-  FunctionTable kernels;
+  FunctionTable kernels;          // by name + grid|block
+  FunctionTable kernel_names;     // by name alone (every launch shape together)
+  FunctionTable kernels_by_op;    // GPU time of the kernels each CPU op launched, by the op's name
   FunctionTable memory_ops;
   FunctionTable runtime_calls;
   FunctionTable cpu_ops;
   FunctionTable python_paths;
+  uint32_t collector_threads = 0;  // threads of rankscope's collector, left out of python_paths
 
   std::vector<CollectiveType> collective_types;
   std::vector<ProcessGroupRef> process_groups;
@@ -228,5 +236,9 @@ struct RankSummary {
   int64_t ingest_ns = 0;    // wall time to read the file
   int64_t analysis_ns = 0;  // wall time to build this summary
 };
+
+// The rank's exposed communication in W: the time it waited for its peers, from every collective
+// its trace has (communication kernels on the GPU timeline; CPU collectives on the host).
+double CommunicationExposedNs(const RankSummary& r);
 
 }  // namespace rankscope

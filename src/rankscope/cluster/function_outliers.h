@@ -3,16 +3,30 @@
 //
 // The value compared is the function's time per step on each rank (Σ |instance ∩ W| / steps;
 // collectives: the busy time of their instances, so concurrent ones are not counted twice). A
-// rank whose table lacks the function has 0 when its table is complete, and is left out of the
-// comparison when its table was capped (the function may sit below the cap). A rank is abnormal
-// for the function by the robust rule (robust_rule.h), and the finding is kept only when the
-// excess over the peer median is at least `min_excess_ns` (a share of the median step time).
+// rank whose table lacks the function ran it for less than the table's omitted bound (its
+// largest omitted row, definitions.h: under 0.1 % of the window unless the table hit its row
+// cap): it counts as 0 when that bound is below a tenth of `min_excess_ns`, and is left out of
+// the comparison otherwise. So a function is found however many distinct functions the traces
+// hold. A rank is abnormal for the function by the robust rule (robust_rule.h), and the finding
+// is kept only when the excess over the peer median is at least `min_excess_ns` (a share of the
+// median step time).
 //
-// Keys: kernels by name + grid|block, memory ops / runtime calls / CPU ops by name, Python call
-// paths by path (summed over threads: thread ids differ between processes; object addresses in
-// builtin frames are masked as "0x?" for the same reason), collectives by op,
-// dtype, algorithm, protocol, group size and GPU/CPU. A Python path is not reported when a
-// deeper path of the same rank accounts for 90 % of its excess (the callee is the answer).
+// Every level that can explain an excess is compared, and the one that explains it is kept:
+//  - kernels by name + grid|block, and by name alone (every launch shape together): when one
+//    shape carries 80 % of the name's excess the shape is reported, else the name (a slowdown
+//    spread over many launch shapes, each below the minimum cost, is one finding at the name);
+//  - the GPU time of the kernels each CPU op launched ("kernels_of_op"): reported when no kernel
+//    row of the rank explains 80 % of it (several kernels of one op slower together);
+//  - memory ops, runtime calls and CPU ops by name (a CPU op is not reported when a reported Python
+//    path of the same rank carries 80-110 % of its excess: the same time, seen from the user's
+//    code, e.g. a backward hook inside autograd's evaluate_function); Python call paths by path (summed over
+//    threads: thread ids differ between processes; object addresses in builtin frames are masked
+//    as "0x?" for the same reason): a path is not reported when a deeper path of the same rank
+//    accounts for 80 % of its excess (the callee is the answer);
+//  - collectives by op, dtype, algorithm, protocol, group size and GPU/CPU;
+//  - step phases are compared on their own (phase_outliers.h).
+// Waits (a sleep, a lock, a GPU synchronisation; analysis/wait_functions.h) are compared like any
+// function and flagged `wait`.
 #pragma once
 
 #include <string>
@@ -23,13 +37,13 @@
 
 namespace rankscope {
 
-enum class FunctionKind : uint8_t { kKernel, kMemoryOp, kRuntimeCall, kCpuOp, kPythonPath, kCollective };
-std::string_view FunctionKindName(FunctionKind k);  // "kernel", "memory_op", ...
+enum class FunctionKind : uint8_t { kKernel, kMemoryOp, kRuntimeCall, kCpuOp, kPythonPath, kCollective, kKernelsOfOp };
+std::string_view FunctionKindName(FunctionKind k);  // "kernel", "memory_op", ..., "kernels_of_op"
 
 struct FunctionOutlier {
   FunctionKind kind = FunctionKind::kKernel;
   std::string name;
-  std::string detail;        // kernels: grid|block
+  std::string detail;        // kernels: grid|block, or "" for every launch shape of the name
   uint32_t rank = 0;         // index of the summary
   double value_ns = 0;       // time per step on this rank
   double median_ns = 0;      // median over the ranks compared (this one included)
@@ -40,12 +54,13 @@ struct FunctionOutlier {
   int64_t per_call_ns = 0;   // median duration of one call on this rank
   int64_t median_per_call_ns = 0;  // median over the ranks compared of their median call
   size_t compared = 0;       // ranks compared
+  bool wait = false;         // the function waits (a sleep, a lock, a GPU synchronisation)
 };
 
 // One function's time per step on every rank it is compared on (the values the robust rule
-// sees): ranks whose complete table lacks the function are there with 0; ranks whose table was
-// capped and lacks it are not.
-struct FunctionSample {
+// sees): a rank whose table lacks the function is there with 0 when the rows its table left out
+// are all below a tenth of `min_excess_ns`, and is not there otherwise.
+struct FunctionValue {
   uint32_t rank = 0;         // index of the summary
   double value_ns = 0;       // time per step
   double calls = 0;          // calls per step
@@ -55,15 +70,19 @@ struct FunctionSamples {
   FunctionKind kind = FunctionKind::kKernel;
   std::string name;
   std::string detail;
-  std::vector<FunctionSample> samples;  // by rank index
+  bool wait = false;                   // the function waits (analysis/wait_functions.h)
+  std::vector<FunctionValue> samples;  // by rank index
 };
-// Every function of every rank, by kind, name and detail.
+// Every function of every rank, by kind, name and detail (kernels: also by name alone, detail "").
 std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummary>& ranks,
-                                                    const std::vector<RankMetrics>& metrics);
+                                                    const std::vector<RankMetrics>& metrics, double min_excess_ns);
 
 // Worst first (largest excess).
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>& ranks,
                                                   const std::vector<RankMetrics>& metrics, const OutlierRule& rule,
                                                   double min_excess_ns);
+
+// The comparison key of a Python call path: object addresses in builtin frames masked ("at 0x?").
+std::string WithoutAddresses(std::string_view path);
 
 }  // namespace rankscope

@@ -7,13 +7,6 @@
 namespace rankscope {
 namespace {
 
-double ExposedCommunication(const RankSummary& r) {
-  if (r.has_gpu) return static_cast<double>(r.gpu.exposed_ns[static_cast<int>(ActivityClass::kCommunication)]);
-  double exposed = 0;
-  for (const CollectiveType& t : r.collective_types) exposed += t.exposed_ns;
-  return exposed;
-}
-
 // The median over the rank's steps of f(step).
 template <typename F>
 double MedianOverSteps(const RankSummary& r, F f) {
@@ -37,7 +30,7 @@ RankMetrics ComputeRankMetrics(const RankSummary& r, bool per_step) {
                             : static_cast<double>(r.host_compute_ns)) / n;
   if (!per_step) {
     m.step_ns = m.mean_step_ns;
-    m.comm_wait_ns = ExposedCommunication(r);
+    m.comm_wait_ns = CommunicationExposedNs(r);
     m.local_ns = m.step_ns - m.comm_wait_ns;
   } else {
     m.step_ns = MedianOverSteps(r, [](const StepSummary& s) { return s.duration_ns(); });

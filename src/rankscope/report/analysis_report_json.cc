@@ -30,6 +30,7 @@ json FunctionRowJson(const FunctionStat& f, int64_t window, double flag) {
   if (!f.detail.empty()) j["detail"] = f.detail;
   if (f.cls != ActivityClass::kNone) j["class"] = ActivityClassName(f.cls);
   if (f.bytes >= 0) j["bytes"] = f.bytes;
+  if (f.wait) j["wait"] = true;
   return j;
 }
 
@@ -39,7 +40,8 @@ json TableJson(const FunctionTable& t, int64_t window, double flag) {
   return {{"rows", rows},
           {"instances", t.instances},
           {"omitted_rows", t.omitted_rows},
-          {"omitted_in_window_ns", t.omitted_in_window_ns}};
+          {"omitted_in_window_ns", t.omitted_in_window_ns},
+          {"omitted_max_in_window_ns", t.omitted_max_in_window_ns}};
 }
 
 json PhasesJson(const std::array<int64_t, kNumStepPhases>& ns) {
@@ -193,7 +195,8 @@ nlohmann::json RankSummaryToJson(const RankSummary& r, double flag) {
       {"host_name", r.host_name},
       {"devices", devices},
       {"window", {{"mode", WindowModeName(r.window_mode)}, {"start_ns", r.window_start_ns}, {"end_ns", r.window_end_ns},
-                  {"duration_ns", w}, {"steps", r.steps.size()}, {"steps_in_trace", r.steps_in_trace}}},
+                  {"duration_ns", w}, {"steps", r.steps.size()}, {"steps_in_trace", r.steps_in_trace},
+                  {"step_source", r.step_source}}},
       {"steps", StepsJson(r)},
       {"gpu", GpuJson(r)},
       {"kernels", TableJson(r.kernels, w, flag)},
@@ -201,7 +204,12 @@ nlohmann::json RankSummaryToJson(const RankSummary& r, double flag) {
       {"communication", CommunicationJson(r)},
       {"cuda_runtime", TableJson(r.runtime_calls, w, flag)},
       {"cpu_ops", TableJson(r.cpu_ops, w, flag)},
-      {"python_functions", TableJson(r.python_paths, w, flag)},
+      {"python_functions",
+       [&] {
+         json t = TableJson(r.python_paths, w, flag);
+         t["collector_threads"] = r.collector_threads;  // rankscope's own threads, left out
+         return t;
+       }()},
       {"idle", IdleJson(r)},
       {"launch", LaunchJson(r)},
       {"memory", MemoryJson(r)},

@@ -81,9 +81,13 @@ void Writer::Highlights() {
     std::string kind, name;
   };
   std::vector<Item> items;
+  // A wait (a sleep, a lock, a GPU synchronisation) is named as one: the fix is what it waits for.
+  auto label = [](std::string_view kind, const FunctionStat& f) {
+    return f.wait ? fmt::format("{} wait", kind == "runtime call" ? "runtime" : kind) : std::string(kind);
+  };
   auto add = [&](std::string_view kind, const FunctionTable& t, bool path) {
     for (const FunctionStat& f : t.rows) {
-      if (Flagged(f.bottleneck_ns)) items.push_back({f.bottleneck_ns, std::string(kind), path ? CellPath(f.name, 68) : CellName(f.name, 68)});
+      if (Flagged(f.bottleneck_ns)) items.push_back({f.bottleneck_ns, label(kind, f), path ? CellPath(f.name, 68) : CellName(f.name, 68)});
     }
   };
   add("kernel", r_.kernels, false);
@@ -99,7 +103,7 @@ void Writer::Highlights() {
       return &g != &f && g.detail == f.detail && g.name.size() > f.name.size() && g.name.starts_with(f.name + "|") &&
              g.bottleneck_ns >= 0.9 * f.bottleneck_ns;
     });
-    if (!covered) items.push_back({f.bottleneck_ns, "python", CellPath(f.name, 68)});
+    if (!covered) items.push_back({f.bottleneck_ns, label("python", f), CellPath(f.name, 68)});
   }
   for (const CollectiveType& t : r_.collective_types) {
     if (Flagged(t.exposed_ns)) items.push_back({t.exposed_ns, "collective", fmt::format("{} (exposed)", t.op)});
@@ -322,8 +326,7 @@ std::string RenderRankOverview(const std::vector<RankSummary>& ranks, const Text
     for (const FunctionTable* t : {&r.kernels, &r.memory_ops, &r.runtime_calls, &r.cpu_ops}) {
       if (!t->rows.empty() && (!worst || t->rows.front().bottleneck_ns > worst->bottleneck_ns)) worst = &t->rows.front();
     }
-    const double comm_exposed = r.has_gpu ? r.gpu.exposed_ns[static_cast<int>(ActivityClass::kCommunication)]
-                                          : static_cast<double>(r.comm_busy_ns - r.comm_host_overlap_ns);
+    const double comm_exposed = CommunicationExposedNs(r);
     out += fmt::format("  {:>5} {:>6} {:>11} {:>8} {:>8} {:>9} {:>8}  {}\n",
                        r.rank_resolved ? std::to_string(r.rank.rank) : "?", r.steps.size(),
                        d.empty() ? "-" : FormatNs(Quantile(d, 0.5)),

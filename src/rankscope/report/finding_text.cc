@@ -295,6 +295,7 @@ std::string FunctionKindWords(std::string_view k) {
   if (k == "cpu_op") return "CPU op";
   if (k == "python_path") return "Python path";
   if (k == "collective") return "collective";
+  if (k == "kernels_of_op") return "GPU time of the kernels of CPU op";  // every kernel the op launched
   return "function";
 }
 

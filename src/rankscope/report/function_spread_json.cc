@@ -33,13 +33,13 @@ json FunctionSpreadJson(const std::vector<RankSummary>& ranks, const ClusterDiag
     const FunctionSamples* f;
     std::array<int64_t, 5> box;  // min, q1, median, q3, max of value_ns
   };
-  const std::vector<FunctionSamples> all = CollectFunctionSamples(ranks, d.metrics);
+  const std::vector<FunctionSamples> all = CollectFunctionSamples(ranks, d.metrics, d.min_excess_ns);
   std::map<FunctionKind, std::vector<Row>> by_kind;
   for (const FunctionSamples& f : all) {
     if (f.samples.empty()) continue;
     std::vector<int64_t> v;
     v.reserve(f.samples.size());
-    for (const FunctionSample& s : f.samples) v.push_back(Ns(s.value_ns));
+    for (const FunctionValue& s : f.samples) v.push_back(Ns(s.value_ns));
     Row row{&f, {}};
     const double qs[5] = {0, 0.25, 0.5, 0.75, 1};
     for (int i = 0; i < 5; ++i) row.box[i] = Quantile(v, qs[i]);
@@ -61,7 +61,7 @@ json FunctionSpreadJson(const std::vector<RankSummary>& ranks, const ClusterDiag
       }
       ++kept;
       json values(ranks.size(), nullptr);  // by position in `ranks`; null: not compared
-      for (const FunctionSample& s : f.samples) values[s.rank] = Ns(s.value_ns);
+      for (const FunctionValue& s : f.samples) values[s.rank] = Ns(s.value_ns);
       json abnormal = json::array();
       if (o != outliers.end()) {
         for (const FunctionOutlier* x : o->second) {

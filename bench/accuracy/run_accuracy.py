@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Accuracy of the cluster diagnosis on jobs with known faults. Not a test: prints a table.
+
+    python3 bench/accuracy/run_accuracy.py                    # everything below (about 20 min)
+    python3 bench/accuracy/run_accuracy.py --parts cpu --repeats 1 --pcts 25   # a quick look
+
+Three parts (--parts, default all):
+  cpu        real DDP jobs (torchrun, gloo, CPU, --ranks ranks) recorded by
+             workloads/ground_truth.py: every fault kind at every magnitude (--pcts, shares of the
+             profiled fault-free step), --repeats times, a clean run between kinds; faulty ranks
+             rotate; the slow node is two ranks of one pretend host (a hosts file).
+  synthetic  semi-synthetic NCCL sets from one real GPU trace (tools/make_synthetic_ranks.py):
+             one kernel slowed on one rank, the same kernel slowed by a factor over all its launch
+             shapes, a slow node, a healthy set; the waiting is physically consistent (docs in
+             the tool).
+  gpu        recorded real GPU runs (--gpu DIR, repeatable): ranks sharing one GPU with gloo and
+             CUDA tensors, recorded by bench/gpu/capture.sh ground-truth on a GPU machine.
+
+For every scenario: the faulty rank(s)/host and kind, what the top finding named, and whether
+rank and function are right (bench/accuracy/scoring.py says what counts); for clean runs the
+number of findings; for faults the estimated saving against the measured one (the faulty run's
+step time minus that of the nearest clean run). Totals per magnitude at the end; --markdown FILE
+also writes them as a table (docs/cluster.md carries the latest).
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scoring  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+KINDS = ["slow-data", "slow-forward", "slow-backward", "slow-optimizer", "slow-collective", "cpu-hog", "host-sleep",
+         "node"]
+
+
+def rankscope_bin(arg):
+    for c in [arg, os.environ.get("RANKSCOPE_BIN"), REPO / "build/dev/src/rankscope/cli/rankscope",
+              shutil.which("rankscope")]:
+        if c and pathlib.Path(c).exists():
+            return str(c)
+    sys.exit("no rankscope binary: build it or pass --rankscope")
+
+
+def analyze(binary, directory, hosts_file=None):
+    cmd = [binary, "analyze", str(directory), "--json", "-"]
+    if hosts_file:
+        cmd += ["--hosts", str(hosts_file)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr}")
+    return json.loads(proc.stdout)
+
+
+def hosts_text(world):
+    """Pretend hosts of two ranks each: node-a = 0,1; node-b = 2,3; ..."""
+    return "".join(f"{r}-{r + 1} node-{chr(ord('a') + r // 2)}\n" for r in range(0, world - 1, 2)) + \
+        (f"{world - 1} node-{chr(ord('a') + (world - 1) // 2)}\n" if world % 2 else "")
+
+
+def host_map(world):
+    return {r: f"node-{chr(ord('a') + r // 2)}" for r in range(world)}
+
+
+def score_recorded(binary, directory, source, magnitude_of=None):
+    """Every scenario of a recording (DIR/truth.json + DIR/<scenario>/)."""
+    truth = json.loads((directory / "truth.json").read_text())
+    world = truth["world_size"]
+    hosts_file = directory / "hosts.txt"
+    if not hosts_file.exists():
+        hosts_file.write_text(hosts_text(world))
+    reports, rows = {}, []
+    for s in truth["scenarios"]:
+        reports[s["name"]] = analyze(binary, directory / s["name"], hosts_file)
+    order = [s["name"] for s in truth["scenarios"]]
+    cleans = [i for i, s in enumerate(truth["scenarios"]) if s["kind"] == "none" or not s["ranks"]]
+    def measured_ns(j):  # a scenario's step time: the job's own measurement when it made one
+        s = truth["scenarios"][j]
+        return s["plain_step_ms"] * 1e6 if "plain_step_ms" in s else reports[order[j]]["cluster"]["step_ns"]
+
+    for i, s in enumerate(truth["scenarios"]):
+        kind = "node" if len(s["ranks"]) > 1 and s["kind"] == "slow-forward" else s["kind"]
+        # The fault-free reference: the clean runs recorded just before and after this one.
+        before = [c for c in cleans if c < i][-1:]
+        after = [c for c in cleans if c > i][:1]
+        near = before + after
+        clean_step = statistics.mean(measured_ns(c) for c in near) if near else None
+        t = dict(s, kind=s["kind"])
+        result = scoring.score(reports[s["name"]], t, host_map(world) if kind == "node" else None, clean_step,
+                               measured_ns(i))
+        pct = s.get("share")
+        rows.append(dict(result, source=source, scenario=s["name"], kind=kind if s["ranks"] else "clean",
+                         magnitude=f"{round(pct * 100)}%" if pct else (magnitude_of(s) if magnitude_of else "-"),
+                         injected_ms=s.get("ms")))
+    return rows
+
+
+# ---- CPU runs ------------------------------------------------------------------------------
+
+def cpu_scenarios(kinds, pcts, repeats, world):
+    out, i = [], 0
+    for rep in range(repeats):
+        out.append(f"clean-r{rep}-0:none:-:0")
+        for k, kind in enumerate(kinds):
+            for pct in pcts:
+                i += 1
+                if kind == "node":
+                    first = 2 * ((i % (world // 2)))
+                    out.append(f"node{pct}-r{rep}:slow-forward:{first},{first + 1}:{pct}%")
+                else:
+                    r = 1 + i % (world - 1)
+                    out.append(f"{kind}{pct}-r{rep}:{kind}:{r}:{pct}%")
+            out.append(f"clean-r{rep}-{k + 1}:none:-:0")
+    return out
+
+
+def run_cpu(binary, work, args):
+    rows = []
+    scen = cpu_scenarios(args.kinds, args.pcts, args.repeats, args.ranks)
+    # One job per repeat keeps a failed run from losing everything, and start-up is paid per repeat.
+    per_job = len(scen) // args.repeats
+    for rep in range(args.repeats):
+        out = work / f"cpu-r{rep}"
+        if not (out / "truth.json").exists():
+            cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={args.ranks}",
+                   str(REPO / "workloads/ground_truth.py"), "--out", str(out), "--with-stack", "--steps",
+                   str(args.steps), "--device-ms", str(args.device_ms), "--batch-size", str(args.batch_size),
+                   "--measure-steps", str(args.measure_steps), "--model", args.model]
+            for s in scen[rep * per_job:(rep + 1) * per_job]:
+                cmd += ["--scenario", s]
+            t0 = time.time()
+            log = work / f"cpu-r{rep}.log"
+            with open(log, "w") as f:
+                proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=3600,
+                                      env=dict(os.environ, OMP_NUM_THREADS="1"))
+            if proc.returncode != 0:
+                sys.exit(f"the recording failed ({proc.returncode}); its output: {log}")
+            print(f"  recorded {out.name} in {time.time() - t0:.0f} s", file=sys.stderr)
+        rows += score_recorded(binary, out, "cpu")
+    return rows
+
+
+# ---- semi-synthetic NCCL sets --------------------------------------------------------------
+
+SYNTH_SOURCE = "traces/hta/trace_diff_test_v100/test.json.gz"  # V100, NCCL, 6 steps
+
+
+def run_synthetic(binary, work, args):
+    shared = pathlib.Path(os.environ.get("RANKSCOPE_SHARED", REPO.parent / "shared"))
+    source = shared / SYNTH_SOURCE
+    rows = []
+    for name, kind, ranks, extra in synthetic_sets():
+        out = work / "synthetic" / name
+        truth_file = out.parent / (name + ".truth.json")
+        if not truth_file.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run([sys.executable, str(REPO / "tools/make_synthetic_ranks.py"), str(source), str(out),
+                            "--truth", str(truth_file), "--ranks", "8", "--ranks-per-host", "2",
+                            "--clock-offsets-us", "0,1500.25,-800.5,42", *extra],
+                           check=True, capture_output=True, timeout=1200)
+        truth = json.loads(truth_file.read_text())
+        report = analyze(binary, out)
+        # The slowed kernel is the function to name (by its name: a spread slowdown at the name).
+        t = {"kind": kind, "ranks": ranks, "ms": truth.get("injected_per_step_ns", 0) / 1e6,
+             "patterns": [n.split("(")[0].split("<")[0].replace("void ", "") for n in truth["kernel"]["names"]] or None}
+        hosts = {int(r): h for r, h in truth["hosts"].items()}
+        r = scoring.score(report, t, hosts if len(ranks) > 1 else None)
+        if ranks:
+            r["measured_saving_ns"] = truth.get("injected_per_step_ns", 0)  # exact by construction
+            r["estimated_saving_ns"] = r["top"]["cost_ns"] if r["top"] and r["rank_ok"] else 0
+            r["costed"] = bool(r["top"] and r["rank_ok"] and r["top"]["costed"])
+        rows.append(dict(r, source="synthetic", scenario=name, kind=kind if ranks else "clean",
+                         magnitude=name.rsplit("-", 1)[-1] if ranks else "-", injected_ms=t["ms"]))
+    return rows
+
+
+def synthetic_sets():
+    """Scenarios at about 5, 10 and 25 % of the V100 trace's step (115 ms): one kernel (one launch
+    per step) slower on one rank or on both ranks of a host; a GEMM kernel launched 36 times per
+    step in 13 shapes (4.6 ms per step in all) slower by a factor on one rank."""
+    sets = [("clean", "none", [], [])]
+    one = "split_embedding_codegen_forward_unweighted_kernel"
+    spread = "volta_sgemm_128x32_nt"
+    for pct, extra_us, factor in ((5, 5750, 2.23), (10, 11500, 3.5), (25, 28700, 7.2)):
+        sets.append((f"kernel-{pct}%", "slow-forward", [5],
+                     ["--slow-kernel", one, "--slow-ranks", "5", "--slow-extra-us", str(extra_us)]))
+        sets.append((f"shapes-{pct}%", "slow-kernel-shapes", [3],
+                     ["--slow-kernel", spread, "--slow-factor", str(factor), "--slow-ranks", "3"]))
+        sets.append((f"node-{pct}%", "node", [6, 7],
+                     ["--slow-kernel", one, "--slow-ranks", "6,7", "--slow-extra-us", str(extra_us)]))
+    return sets
+
+
+# ---- table ---------------------------------------------------------------------------------
+
+def pct(n, d):
+    return f"{100 * n / d:.0f}% ({n}/{d})" if d else "-"
+
+
+def print_table(rows, markdown=None):
+    lines = ["| source | scenario | expected | named (top finding) | rank | function | in tables | est / measured saving |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        top = r.get("top")
+        named = "no finding" if not top else f"{top['kind']} r{','.join(map(str, top['ranks']))} " + \
+            scoring.short(top["function"]) + (f" [{top['phase']}]" if top.get("phase") else "")
+        if r["kind"] == "clean":
+            exp, rank, fn, table = "nothing", ("ok" if r["findings"] == 0 else f"{r['findings']} false"), "", ""
+        else:
+            exp = f"{r['kind']} r{','.join(map(str, r['expected_ranks']))}" + \
+                (f" {r['expected_host']}" if r.get("expected_host") else "")
+            rank, fn = ("ok" if r["rank_ok"] else "MISS"), ("ok" if r["function_ok"] else "MISS")
+            table = "yes" if r.get("table_ok") else "no"
+        saving = ""
+        if r.get("measured_saving_ns") is not None and r["kind"] != "clean":
+            est = f"{r.get('estimated_saving_ns', 0) / 1e6:.1f}" if r.get("costed") else "uncosted"
+            saving = f"{est} / {r['measured_saving_ns'] / 1e6:.1f} ms"
+        named = named.replace("|", "\\|")  # grid|block inside a table cell
+        lines.append(f"| {r['source']} | {r['scenario']} | {exp} | {named} | {rank} | {fn} | {table} | {saving} |")
+    lines += ["", "| source | magnitude | scenarios | top-1 rank | top-1 function | function in the anomaly tables | "
+                  "what-if within 30% (costed, saving > 0) |", "|---|---|---|---|---|---|---|"]
+    sources = sorted({r["source"] for r in rows})
+    groups = [(src, mag) for src in sources + (["all"] if len(sources) > 1 else [])
+              for mag in sorted({r["magnitude"] for r in rows if r["kind"] != "clean"},
+                                key=lambda m: float(m.strip("%") or 0))]
+    for src, mag in groups:
+        sel = [r for r in rows if r["kind"] != "clean" and r["magnitude"] == mag and src in ("all", r["source"])]
+        if not sel:
+            continue
+        wi = [r for r in sel if r.get("costed") and r.get("measured_saving_ns") and r["measured_saving_ns"] > 0]
+        within = sum(1 for r in wi if abs(r.get("estimated_saving_ns", 0) - r["measured_saving_ns"]) <=
+                     0.3 * r["measured_saving_ns"])
+        lines.append(f"| {src} | {mag} | {len(sel)} | {pct(sum(r['rank_ok'] for r in sel), len(sel))} | "
+                     f"{pct(sum(r['function_ok'] for r in sel), len(sel))} | "
+                     f"{pct(sum(bool(r.get('table_ok')) for r in sel), len(sel))} | {pct(within, len(wi))} |")
+    lines.append("")
+    for src in sources:
+        cleans = [r for r in rows if r["kind"] == "clean" and r["source"] == src]
+        lines.append(f"Clean runs ({src}): {len(cleans)}, with a finding: {sum(1 for r in cleans if r['findings'])} "
+                     f"(false findings in all: {sum(r['findings'] for r in cleans)})")
+    errs = [abs(r.get("estimated_saving_ns", 0) - r["measured_saving_ns"]) / r["measured_saving_ns"]
+            for r in rows if r["kind"] != "clean" and r.get("costed") and r.get("measured_saving_ns", 0) > 0]
+    if errs:
+        lines.append(f"What-if error |estimated - measured| / measured: median {100 * statistics.median(errs):.0f}% "
+                     f"over {len(errs)} faults whose top finding has a cost and whose measured saving is positive")
+    uncosted = sum(1 for r in rows if r["kind"] != "clean" and r.get("rank_ok") and not r.get("costed"))
+    lines.append(f"Faults named right by an uncosted finding (no what-if): {uncosted}")
+    text = "\n".join(lines)
+    print(text)
+    if markdown:
+        pathlib.Path(markdown).write_text(text + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--parts", default="cpu,synthetic,gpu")
+    p.add_argument("--rankscope", default="")
+    p.add_argument("--work", default="", help="recordings go here (kept: a second run re-scores them)")
+    p.add_argument("--ranks", type=int, default=6)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--model", default="mlp", help="the CPU runs' model (workloads/ground_truth.py --model)")
+    p.add_argument("--measure-steps", type=int, default=16,
+                   help="unprofiled steps per scenario that measure its step time (the what-if's reference)")
+    p.add_argument("--device-ms", type=float, default=60.0,
+                   help="emulated accelerator time per step of the CPU runs (workloads/ground_truth.py)")
+    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--pcts", default="5,10,25")
+    p.add_argument("--kinds", default=",".join(KINDS))
+    p.add_argument("--gpu", action="append", default=[])
+    p.add_argument("--json", default="", help="write every row as JSON here")
+    p.add_argument("--markdown", default="")
+    args = p.parse_args()
+    args.pcts = [int(x) for x in args.pcts.split(",")]
+    args.kinds = args.kinds.split(",")
+    binary = rankscope_bin(args.rankscope)
+    work = pathlib.Path(args.work or f"/tmp/rankscope-accuracy-{os.getpid()}")
+    work.mkdir(parents=True, exist_ok=True)
+    parts = args.parts.split(",")
+    rows = []
+    if "synthetic" in parts:
+        rows += run_synthetic(binary, work, args)
+    if "gpu" in parts:
+        # Recordings of bench/gpu/capture.sh ground-truth (too large for the repository: give
+        # their directories; docs/cluster.md has the table of the ones made for issue 11).
+        for d in args.gpu:
+            if not (pathlib.Path(d) / "truth.json").exists():
+                sys.exit(f"{d}: no truth.json (a bench/gpu/capture.sh ground-truth recording)")
+            rows += score_recorded(binary, pathlib.Path(d), "gpu")
+    if "cpu" in parts:
+        rows += run_cpu(binary, work, args)
+    print_table(rows, args.markdown)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

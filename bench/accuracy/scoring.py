@@ -1,0 +1,146 @@
+"""Scoring one `rankscope analyze --json` report against the fault that was injected.
+
+What counts (docs/cluster.md, "Accuracy"):
+  * rank: the top finding names exactly the faulty ranks (a slow node: its ranks, or its host);
+  * function: the top finding names the injected function at the level it was injected — the
+    first function it lists, or its subject — matching one of the kind's patterns below (a
+    phase counts where the fault has no function of its own, e.g. a DataLoader sleep);
+  * clean runs: any finding is a false finding;
+  * what-if: the top finding's cost (estimated saving per step) against the measured saving,
+    the faulty run's step time minus the fault-free run's (both as the reports measure them).
+"""
+
+import re
+
+# Substrings (case-insensitive) that identify the injected function, per fault kind. Extra
+# compute is matmuls (CPU ops aten::mm/matmul/tanh; GEMM kernels on a GPU) run from the hook's
+# Python function; sleeps are time.sleep frames ("<built-in function sleep>").
+COMPUTE = ["aten::mm", "aten::matmul", "aten::tanh", "aten::addmm", "gemm", "nvjet", "cutlass", "xmma",
+           "ground_truth.py(", "<built-in method mm", "<built-in method matmul", "<built-in method tanh"]
+PATTERNS = {
+    "slow-forward": COMPUTE + ["forward_hook"],
+    "slow-backward": COMPUTE + ["backward_hook"],
+    "slow-optimizer": COMPUTE + ["optimizer_hook"],
+    "slow-kernel-shapes": COMPUTE,
+    "slow-collective": ["sleep", "delayed_allreduce"],
+    "host-sleep": ["sleep"],
+    "slow-data": ["__getitem__", "sleep", "dataloader", "data_loading"],
+    "cpu-hog": ["cpu_hog", "cpuhog"],
+}
+# Faults whose level is a phase when no function names them.
+PHASE_OK = {"slow-data": {"data_loading"}}
+# A slow kernel spread over launch shapes must be named at the kernel-name level: a row keyed by
+# one grid|block explains only a part of it.
+NAME_LEVEL = {"slow-kernel-shapes"}
+
+
+def _function_of(finding):
+    """(kind, name, detail) of the function the finding blames, or None. Report schema 2: its
+    subject when that is a function, else its first function evidence; schema 1: functions[0]."""
+    subject = finding.get("subject")
+    if isinstance(subject, dict) and subject.get("kind") not in (None, "", "phase"):
+        return subject.get("kind", ""), subject.get("name", ""), subject.get("detail", "") or ""
+    for e in finding.get("evidence") or []:
+        if isinstance(e, dict) and e.get("kind") == "function":
+            return e.get("subject_kind") or "", e.get("subject") or "", e.get("detail") or ""
+    fns = finding.get("functions") or []
+    if fns:
+        f = fns[0]
+        return f.get("kind", ""), f.get("name", ""), f.get("detail", "") or ""
+    return None
+
+
+def _phase_of(finding):
+    subject = finding.get("subject")
+    if isinstance(subject, dict) and subject.get("kind") == "phase":
+        return subject.get("name")
+    for e in finding.get("evidence") or []:
+        if isinstance(e, dict) and e.get("kind") == "phase":
+            return e.get("subject")
+    p = finding.get("phase")
+    if isinstance(p, dict):
+        return p.get("phase")
+    return p if isinstance(p, str) else None
+
+
+def finding_summary(finding):
+    fn = _function_of(finding)
+    return {
+        "kind": finding.get("kind"),
+        "ranks": sorted(finding.get("ranks") or []),
+        "host": finding.get("host") or (finding.get("hosts") or [None])[0],
+        "function": fn,
+        "phase": _phase_of(finding),
+        "cost_ns": (finding.get("cost") or {}).get("saving_ns", finding.get("cost_ns", 0)) or 0,
+        "costed": (finding.get("cost") or {}).get("method", "what_if") not in ("added_work", "none"),
+    }
+
+
+def function_matches(kind, fn, phase, patterns=None):
+    patterns = patterns or PATTERNS.get(kind)
+    if not patterns:
+        return None
+    if fn is not None:
+        fkind, name, detail = fn
+        # A call path names every frame from the thread's root: only its innermost one says
+        # which function it is.
+        text = (name.rsplit("|", 1)[-1] if fkind == "python_path" else name).lower()
+        if kind in NAME_LEVEL and detail and "|" in detail and fkind == "kernel":
+            return False  # one launch shape of a slowdown spread over many
+        if any(p.lower() in text for p in patterns):
+            return True
+    return phase in PHASE_OK.get(kind, set())
+
+
+def score(report, truth, hosts=None, clean_step_ns=None, step_ns_measured=None):
+    """One scenario. `truth`: {"kind", "ranks", "ms"}; `hosts`: rank -> host (for slow nodes).
+    Returns a dict with expected/named and the verdicts."""
+    findings = report.get("findings") or []
+    cluster = report.get("cluster") or {}
+    step_ns = cluster.get("step_ns") or 0
+    top = finding_summary(findings[0]) if findings else None
+    clean = truth["kind"] == "none" or not truth["ranks"]
+    out = {"expected_ranks": sorted(truth["ranks"]), "findings": len(findings), "top": top, "step_ns": step_ns}
+    if clean:
+        out["false_findings"] = len(findings)
+        return out
+    expected = set(truth["ranks"])
+    node = len(expected) > 1 and hosts is not None
+    host = hosts[min(expected)] if node else None
+    out["expected_host"] = host
+    rank_ok = bool(top) and (set(top["ranks"]) == expected or
+                             bool(node and top["host"] == host and top["ranks"] and set(top["ranks"]) <= expected))
+    out["rank_ok"] = rank_ok
+    patterns = truth.get("patterns")
+    out["function_ok"] = bool(top) and rank_ok and bool(function_matches(truth["kind"], top["function"], top["phase"],
+                                                                         patterns))
+    # The anomaly tables (cluster.functions, cluster.phases) name the injected function on a
+    # faulty rank: a miss above is then the findings layer's, not the evidence's.
+    ranks_by_index = [r.get("rank") for r in cluster.get("ranks") or []]
+
+    def rank_of(row):
+        i = row.get("rank")
+        return ranks_by_index[i] if isinstance(i, int) and i < len(ranks_by_index) and \
+            "rank_index" in row else i
+    table = [f for f in cluster.get("functions") or [] if rank_of(f) in expected and
+             function_matches(truth["kind"], (f.get("kind", ""), f.get("name", ""), f.get("detail", "")), None,
+                              patterns)]
+    phases = [p for p in cluster.get("phases") or [] if rank_of(p) in expected and
+              p.get("phase") in PHASE_OK.get(truth["kind"], set())]
+    out["table_ok"] = bool(table or phases)
+    if clean_step_ns and step_ns:
+        out["measured_saving_ns"] = (step_ns_measured or step_ns) - clean_step_ns
+        out["estimated_saving_ns"] = top["cost_ns"] if top and rank_ok else 0
+        out["costed"] = bool(top and rank_ok and top["costed"])
+    return out
+
+
+def short(fn):
+    if fn is None:
+        return "-"
+    kind, name, detail = fn
+    name = name.rsplit("|", 1)[-1]
+    name = re.sub(r"\s+", " ", name)
+    if len(name) > 40:
+        name = name[:37] + "..."
+    return f"{kind}:{name}" + (f" {detail}" if detail and kind == "kernel" else "")

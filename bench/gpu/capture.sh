@@ -1,0 +1,122 @@
+#!/bin/bash
+# Real GPU captures for the accuracy benchmark and the tests (docs/cluster.md, "Real GPU runs").
+#
+#   bench/gpu/capture.sh ground-truth BUNDLE WORK DEVICE   # torch.profiler traces of every scenario
+#   bench/gpu/capture.sh daemon       BUNDLE WORK DEVICE   # rankscoped: zero-code and Kineto-daemon
+#                                                           # captures with NVML telemetry
+#   bench/gpu/capture.sh trigger      BUNDLE WORK DEVICE   # step times for the auto-trigger
+#
+# BUNDLE holds bin/ (rankscope, rankscoped), lib/ (their non-system libraries), python/ (the
+# rankscope package) and workloads/; WORK is scratch space; DEVICE is cuda (or cpu, to try the
+# script on a machine without a GPU). Ranks share one GPU with gloo (CUDA tensors); NCCL runs one
+# rank. Every job runs in its own session (setsid) and is killed as a process group, so that
+# nothing outlives the script.
+set -u
+MODE=$1 BUNDLE=$(realpath "$2") WORK=$3 DEVICE=${4:-cuda}
+mkdir -p "$WORK"
+PORT=${PORT:-8383}
+export RANKSCOPE_SOCKET=${RANKSCOPE_SOCKET:-@rankscoped}
+KINETO_ARGS=(); [ -n "${KINETO_IPC_SOCKET_DIR:-}" ] && KINETO_ARGS=(--kineto-socket-dir "$KINETO_IPC_SOCKET_DIR")
+RS() { local cmd=$1; shift; LD_LIBRARY_PATH="$BUNDLE/lib" "$BUNDLE/bin/rankscope" "$cmd" --port "$PORT" "$@"; }
+TORCHRUN="python3 -m torch.distributed.run --standalone"
+W="$BUNDLE/workloads"
+NPROC=${NPROC:-4}
+MODEL="--device $DEVICE --model ${MODEL_NAME:-transformer}"
+export OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
+
+kill_tree() {  # kills a process and every descendant, by id (torchrun puts workers in sessions of their own)
+  local kids; kids=$(ps -o pid= --ppid "$1" 2>/dev/null)
+  kill -STOP "$1" 2>/dev/null
+  for k in $kids; do kill_tree "$k"; done
+  kill -KILL "$1" 2>/dev/null
+}
+
+if [ "$MODE" = ground-truth ]; then
+  # Every kind at three magnitudes (share of the fault-free step), faulty ranks rotating; a clean
+  # run every few scenarios (what-if measurements use the nearest one).
+  S=(--scenario clean0:none:-:0)
+  i=0
+  for kind in ${KINDS:-slow-forward host-sleep slow-data slow-collective slow-backward slow-optimizer slow-kernel-shapes cpu-hog node}; do
+    for pct in ${PCTS:-5 10 25}; do
+      r=$(( (i % (NPROC - 1)) + 1 )); i=$((i + 1))
+      if [ $kind = node ]; then S+=(--scenario "node$pct:slow-forward:2,3:$pct%")
+      else S+=(--scenario "$kind$pct:$kind:$r:$pct%"); fi
+    done
+    S+=(--scenario "clean$i:none:-:0")
+  done
+  echo "${S[@]}" > "$WORK/scenarios.txt"
+  ( cd "$W" && setsid timeout 420 $TORCHRUN --nproc_per_node=$NPROC ground_truth.py --out "$WORK/gt" $MODEL \
+      --with-stack --steps ${STEPS:-4} --measure-steps 16 "${S[@]}" > "$WORK/gt.log" 2>&1 )
+  echo "ground truth: rc $?"
+  if [ "$DEVICE" = cuda ]; then
+    ( cd "$W" && setsid timeout 150 $TORCHRUN --nproc_per_node=1 ground_truth.py --out "$WORK/nccl1" $MODEL \
+        --backend nccl --steps 4 --scenario clean:none:-:0 --scenario forward:slow-forward:0:25% > "$WORK/nccl1.log" 2>&1 )
+    echo "nccl: rc $?"
+  fi
+  exit 0
+fi
+
+if [ "$MODE" = trigger ]; then
+  # Step times of healthy runs and of runs whose steps become 20 % slower half-way, with an idle
+  # Tracker whose auto-trigger is off (its traces would slow the steps that follow: replaying the
+  # series through the trigger is what it does live; tests/python/test_trigger.py), then one run
+  # with the trigger on, to see it live.
+  for spec in "1 1000 healthy" "1 1000 healthy-b" "1 1000 slow20" "$NPROC 600 healthy" "$NPROC 600 slow20"; do
+    set -- $spec; n=$1 steps=$2 run=$3
+    extra=""; [ "$run" = slow20 ] && extra="--fault host-sleep:all:20% --fault-from $((steps / 2))"
+    ( cd "$W" && RANKSCOPE_AUTO_TRIGGER=0 RANKSCOPE_SOCKET=@rankscope-nobody PYTHONPATH="$BUNDLE/python" \
+        setsid timeout 240 $TORCHRUN --nproc_per_node=$n train_loop.py $MODEL --tracker --steps $steps \
+        --out "$WORK/trigger/${DEVICE}${n}_$run" $extra > "$WORK/trigger_${n}_$run.log" 2>&1 )
+    echo "trigger $n $run: rc $?"
+  done
+  ( cd "$W" && RANKSCOPE_AUTO_TRIGGER=1 RANKSCOPE_SOCKET=@rankscope-nobody RANKSCOPE_OUT_DIR="$WORK/auto" \
+      PYTHONPATH="$BUNDLE/python" setsid timeout 240 $TORCHRUN --nproc_per_node=1 train_loop.py $MODEL --tracker \
+      --steps 1000 --out "$WORK/trigger/${DEVICE}1_live" > "$WORK/trigger_live.log" 2>&1 )
+  echo "trigger live: rc $?"
+  exit 0
+fi
+
+# ---- daemon mode
+rm -f "$WORK/ready"
+LD_LIBRARY_PATH="$BUNDLE/lib" setsid "$BUNDLE/bin/rankscoped" --out-dir "$WORK/caps" --port "$PORT" --ready-file "$WORK/ready" \
+  --socket "$RANKSCOPE_SOCKET" "${KINETO_ARGS[@]}" --kineto-staging "/tmp/rankscoped-staging-$PORT" --gpu-interval-ms 100 > "$WORK/rankscoped.log" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do [ -f "$WORK/ready" ] && break; sleep 0.1; done
+echo "daemon: $(cat "$WORK/ready" 2>/dev/null)"
+
+wait_ranks() {  # CLIENT N MIN_STEP: until N ranks of that client kind are past MIN_STEP
+  for _ in $(seq 240); do
+    n=$(RS ps --json 2>/dev/null | python3 -c "
+import json,sys
+procs=json.load(sys.stdin)[0]['processes']
+print(sum(1 for p in procs if p['rank']>=0 and '$1' in p['clients'] and p.get('step',$3)>=$3))" 2>/dev/null)
+    [ "${n:-0}" -ge "$2" ] && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
+# C: zero-code collector (`rankscope run`), rank 1 sleeps 25 % of the step before each forward.
+cd "$W"
+RANKSCOPE_JOB=zerocode PYTHONPATH="$BUNDLE/python" RANKSCOPE_AUTO_TRIGGER=0 LD_LIBRARY_PATH="$BUNDLE/lib" \
+  setsid "$BUNDLE/bin/rankscope" run -- $TORCHRUN --nproc_per_node=$NPROC train_loop.py $MODEL \
+  --fault host-sleep:1:25% --fault-from 30 > "$WORK/run.log" 2>&1 &
+JPID=$!
+wait_ranks collector $NPROC 60 && RS trace --job zerocode --steps 4 --with-stack --wait --timeout-s 120 --json > "$WORK/trace_run.json"
+echo "zero-code trace: rc $?"
+kill_tree $JPID; wait $JPID 2>/dev/null
+
+# D: plain PyTorch in Kineto daemon mode (no rankscope code): rank 2 runs extra GEMMs in forward.
+RANKSCOPE_JOB=kinetodaemon KINETO_USE_DAEMON=1 setsid $TORCHRUN --nproc_per_node=$NPROC train_loop.py $MODEL \
+  --fault slow-forward:2:25% --fault-from 30 > "$WORK/kineto.log" 2>&1 &
+JPID=$!
+wait_ranks kineto $NPROC 0 && sleep 8 && RS trace --job kinetodaemon --steps 4 --wait --timeout-s 120 --json > "$WORK/trace_kineto.json"
+echo "kineto trace: rc $?"
+kill_tree $JPID; wait $JPID 2>/dev/null
+
+curl -s "localhost:$PORT/metrics" > "$WORK/metrics.txt"
+for d in "$WORK"/caps/*/*/; do
+  LD_LIBRARY_PATH="$BUNDLE/lib" "$BUNDLE/bin/rankscope" telemetry "$d" --json > "$WORK/telemetry_$(basename "$(dirname "$d")").json" 2>&1
+done
+kill -TERM $DPID; sleep 1; kill_tree $DPID; wait $DPID 2>/dev/null
+echo done
