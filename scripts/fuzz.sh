@@ -3,10 +3,11 @@
 #   the trace reader (default 60 s), seeded from the small real traces, gzipped and plain;
 #   the daemon's inputs — Kineto IPC datagrams, collector heartbeats, HTTP request bodies, API
 #   tokens, --hosts and --peers files (20 s);
-#   the hang analysis's inputs — pickled and JSON Flight Recorder dumps, stack snapshots (the
-#   daemon's time, at most 30 s).
+#   the hang analysis's inputs — pickled and JSON Flight Recorder dumps, stack snapshots, and the
+#   analysis of a fuzzed rank beside a healthy one (HANG_SECONDS; default the daemon's time, at
+#   most 30 s).
 # Exits non-zero on a crash; the crashing input is left in build/fuzz/crashes/.
-#   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS]
+#   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS] [HANG_SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 READER_SECONDS=${1:-60}
@@ -60,7 +61,8 @@ ctxt = struct.pack("=iiq", 0, 4242, 77)
 PY
 run fuzz_daemon_inputs "$DAEMON_SECONDS" "$SEEDS"
 
-# Hang seeds: the first byte picks the parser (0 pickle, 1 Flight Recorder dump, 2 stacks file).
+# Hang seeds: the first byte picks the parser (0 pickle, 1 Flight Recorder dump, 2 stacks file,
+# 3 analysis: a stacks file, NUL, a dump).
 SEEDS="$BUILD/seeds/hang"
 mkdir -p "$SEEDS"
 for f in tests/data/pickles/*.pickle; do
@@ -70,5 +72,8 @@ for f in tests/data/pickles/*.pickle; do
 done
 printf '\001{"version": "2.10", "pg_config": {}, "entries": [{"process_group": ["0", "default_pg"], "collective_seq_id": 1, "profiling_name": "gloo:all_reduce", "input_sizes": [[4]], "retired": true}]}' > "$SEEDS/dump-json"
 printf '\002rankscope-stacks 1\nrank: 3\ntaken: py-spy dump --native\nthreads: 1\n\nthread 7 "MainThread" main gil\n  File "a.py", line 3, in f\n    f()\n  Native "libc.so.6", in sleep\n' > "$SEEDS/stacks"
-HANG_SECONDS=$(( DAEMON_SECONDS < 30 ? DAEMON_SECONDS : 30 ))
+STACKS='rankscope-stacks 1\nrank: 0\nworld_size: 2\njob: j\nsteps_completed: 7\nseconds_since_last_step: 40\nthreads: 1\n\nthread 7 "MainThread" main\n  File "train.py", line 12, in step\n    time.sleep(1)\n'
+printf "\003$STACKS\000"'{"version": "2.10", "pg_config": {}, "rankscope": {"rank": 0, "world_size": 2, "job": "j"}, "entries": [{"process_group": ["0", "default_pg"], "collective_seq_id": 1, "profiling_name": "gloo:all_reduce", "input_sizes": [[4]], "input_dtypes": ["Float"], "retired": true, "time_created_ns": 1000}]}' > "$SEEDS/analysis-json"
+{ printf "\003$STACKS\000"; cat tests/data/pickles/torch_fr.pickle; } > "$SEEDS/analysis-pickle"
+HANG_SECONDS=${3:-$(( DAEMON_SECONDS < 30 ? DAEMON_SECONDS : 30 ))}
 run fuzz_hang_inputs "$HANG_SECONDS" "$SEEDS"

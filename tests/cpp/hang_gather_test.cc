@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +109,40 @@ TEST(ProcessChecks, OnlyTheSameProcessAsTheSameUser) {
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   EXPECT_FALSE(ProcessRunsAs(child, ticks, ::getuid()));  // gone
+}
+
+// A child that drops to `uid` (when root) and sets its dumpable flag; ready once it has.
+pid_t ChildWithDumpable(uid_t uid, bool dumpable) {
+  int ready[2];
+  if (::pipe(ready) != 0) return -1;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::getuid() == 0 && (::setresgid(uid, uid, uid) != 0 || ::setresuid(uid, uid, uid) != 0)) ::_exit(1);
+    ::prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0);  // a change of uid clears it: set it either way
+    (void)!::write(ready[1], "x", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c;
+  (void)!::read(ready[0], &c, 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  return child;
+}
+
+// Not dumpable (a setuid/setgid exec, file capabilities, or PR_SET_DUMPABLE 0): its user could
+// not ptrace it, so neither does the daemon's py-spy.
+TEST(ProcessChecks, NotAProcessItsUserCouldNotTrace) {
+  const uid_t uid = ::getuid() == 0 ? 65534 : ::getuid();
+  const pid_t plain = ChildWithDumpable(uid, true), closed = ChildWithDumpable(uid, false);
+  ASSERT_GT(plain, 0);
+  ASSERT_GT(closed, 0);
+  EXPECT_TRUE(ProcessRunsAs(plain, ProcessStartTicks(plain), uid));
+  EXPECT_FALSE(ProcessRunsAs(closed, ProcessStartTicks(closed), uid));
+  for (pid_t p : {plain, closed}) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
 }
 
 TEST(Utf8, ValidAndClippedBetweenCharacters) {

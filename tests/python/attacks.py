@@ -90,12 +90,14 @@ def act_on_request(a, sock, to, msg):
     d = msg["dir"]
     if a.exec_on_request:
         # Become another program in place: same pid, same start time. A setuid one (passwd)
-        # then runs as root, waiting for a password on a pipe that never closes.
-        log(a.log, exec=a.exec_on_request)
+        # then runs as root, a setgid one (unix_chkpwd) as group shadow, each waiting for a
+        # password on a pipe that never closes.
+        argv = a.exec_on_request.split()
+        log(a.log, exec=argv)
         r, w = os.pipe()
         os.dup2(r, 0)
         os.set_inheritable(w, True)
-        os.execv(a.exec_on_request, [a.exec_on_request])
+        os.execv(argv[0], argv)
     for plant in a.plant:
         name, target = plant.split("=", 1)
         try:
@@ -355,7 +357,7 @@ def main():
     c.add_argument("--report", choices=["done", "failed", "started"])
     c.add_argument("--report-as-pid", type=int)
     c.add_argument("--report-error", default="disk full", help="the error text of a failed report")
-    c.add_argument("--exec-on-request", help="exec this program when a request arrives (e.g. a setuid one)")
+    c.add_argument("--exec-on-request", help="exec this command line (split at spaces) when a request arrives (e.g. a setuid program)")
     c.add_argument("--exit-after-request", action="store_true")
     c.add_argument("--seconds", type=float, default=60)
     c.add_argument("--log")

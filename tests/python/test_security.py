@@ -455,25 +455,34 @@ def test_capture_directory_cannot_be_swapped_for_a_symlink(world):
 # ------------------------------------------------------------------------------------------------
 # Hang snapshots (issue 13): py-spy as root, text from collectors, files served to other daemons
 
-def test_py_spy_is_never_run_on_a_process_that_became_another_users(world):
-    """A registered collector's process execs a setuid-root program (same pid, same start time)
-    and so never answers the snapshot: the daemon must not ptrace it with py-spy (it would dump a
-    root process's memory into the attacker's directory if that program were Python)."""
+@pytest.mark.parametrize("program", ["/usr/bin/passwd", f"/usr/sbin/unix_chkpwd {ATTACKER} nullok"],
+                         ids=["setuid", "setgid"])
+def test_py_spy_is_never_run_on_a_process_that_became_another_users(world, program):
+    """A registered collector's process execs a setuid-root program (or a setgid-shadow one),
+    same pid, same start time, and so never answers the snapshot: the daemon must not ptrace it
+    with py-spy (it would dump memory that its user may not read — a root process's, or one that
+    read /etc/shadow — into the attacker's directory)."""
     if not shutil.which("py-spy"):
         pytest.fail("py-spy is missing: scripts/setup.sh --deps installs it")
-    log = world.log("exec")
-    proc = world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", "execjob",
-                          "--exec-on-request", "/usr/bin/passwd", "--seconds", 300, "--log", log)
+    job = f"execjob-{program.split()[0].rsplit('/', 1)[1]}"
+    log = world.log(job)
+    proc = world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", job,
+                          "--exec-on-request", program, "--seconds", 300, "--log", log)
     wait_for(lambda: world.process(world.a, proc.pid), 20, "the attacker to register")
     out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
-                                  "--body", json.dumps({"selection": {"job": "execjob"}, "timeout_s": 60})))
+                                  "--body", json.dumps({"selection": {"job": job}, "timeout_s": 60})))
     assert out["status"] == 200, out
     c = wait_for(lambda: (c := world.capture(world.a, out["body"]["id"]))["finished"] and c, 120, "the target")
-    uids = next(line for line in open(f"/proc/{proc.pid}/status") if line.startswith("Uid:")).split()[1:]
-    assert uids == [str(world.attacker[0]), "0", "0", "0"], uids  # it is passwd now, running as root
+    status = {line.split(":")[0]: line.split()[1:] for line in open(f"/proc/{proc.pid}/status") if ":" in line}
+    if "passwd" in program:  # it is passwd now, running as root
+        assert status["Uid"] == [str(world.attacker[0]), "0", "0", "0"], status["Uid"]
+    else:  # unix_chkpwd, as the attacker but with group shadow
+        assert status["Uid"] == [str(world.attacker[0])] * 4 and status["Gid"][1] != str(world.attacker[1]), status
     (target,) = c["targets"]
     assert target["state"] == "failed" and "no longer the registered process" in target["detail"], target
     assert not (pathlib.Path(c["dir"]) / "rank0.stacks.txt").exists()
+    proc.kill()  # it still counts against the attacker's quota of registered processes
+    proc.wait()
 
 
 def test_collector_text_cut_inside_a_character_does_not_end_the_daemon(world):
@@ -490,6 +499,37 @@ def test_collector_text_cut_inside_a_character_does_not_end_the_daemon(world):
     assert detail.startswith("the collector failed: a\u00e9\u00e9") and "\ufffd" not in detail, detail
     manifest = json.loads((pathlib.Path(c["dir"]) / "capture.manifest").read_text())
     assert manifest["targets"][0]["detail"] == detail
+
+
+def test_a_user_cannot_claim_a_peer_daemons_hang(world):
+    """hang_reason in a snapshot request is how a peer's daemon says it detected a hang: the
+    daemon then records a result and holds back its own snapshot of the job. From a local user it
+    is refused (else anyone could push other users' hang results out of the bounded list)."""
+    proc = world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", "claimjob",
+                          "--report", "done", "--write-bytes", 100)
+    wait_for(lambda: world.process(world.a, proc.pid), 20, "the attacker to register")
+    before = world.api(world.a, "GET", "/v1/hangs")[1]
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "claimjob"}, "hang_reason": "x"})))
+    assert out["status"] == 403 and "hang_reason" in out["body"]["error"], out
+    assert world.api(world.a, "GET", "/v1/hangs")[1]["hangs"] == before["hangs"]
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "claimjob"}, "as_uid": 0})))
+    assert out["status"] == 403, out
+    # A peer's daemon (root here) asks on behalf of the attacker's job, whose name a victim uses
+    # on this host: the attacker's uid goes with it, and the victim's ranks are not taken.
+    world.victim_tracker(world.a, "peerjob")
+    status, body, _ = world.api(world.a, "POST", "/v1/snapshot", {"selection": {"job": "peerjob"},
+                                                                  "hang_reason": "x", "as_uid": world.attacker[0]})
+    assert status == 404 and "belongs to you" in body["error"], body
+    assert world.api(world.a, "GET", "/v1/hangs")[1]["hangs"] == before["hangs"]
+    # The same request without it is an ordinary snapshot of the attacker's own job.
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "claimjob"}})))
+    assert out["status"] == 200, out
+    world.wait_saved(world.a, out["body"]["id"])
+    proc.kill()
+    proc.wait()
 
 
 def test_snapshot_files_are_served_only_to_their_user(world):

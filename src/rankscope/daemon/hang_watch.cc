@@ -58,7 +58,11 @@ void HangWatch::Check(SteadyClock::time_point now) {
   for (auto& p : registry_->List()) {
     if (p.is_rank() && (p.kinds & kTrackerClient)) by_job[p.identity.job].push_back(std::move(p));
   }
-  std::vector<std::pair<std::string, std::string>> fire;
+  struct ToFire {
+    std::string job, reason;
+    uid_t uid;  // the job's user (job names are per user: process_registry.h)
+  };
+  std::vector<ToFire> fire;
   {
     std::lock_guard lock(mu_);
     for (auto it = jobs_.begin(); it != jobs_.end();) {  // jobs that are gone
@@ -101,13 +105,13 @@ void HangWatch::Check(SteadyClock::time_point now) {
       s.fired = true;
       s.hung = true;
       s.last_auto = now;
-      fire.emplace_back(job, *reason);
+      fire.push_back({job, *reason, procs.front().identity.uid});
     }
   }
-  for (const auto& [job, reason] : fire) Fire(job, reason);
+  for (const ToFire& f : fire) Fire(f.job, f.reason, f.uid);
 }
 
-void HangWatch::Fire(const std::string& job, const std::string& reason) {
+void HangWatch::Fire(const std::string& job, const std::string& reason, uid_t uid) {
   SnapshotSpec spec;
   spec.snapshot_id = "hang-" + NewCaptureId();
   spec.selection.job = job;
@@ -127,6 +131,7 @@ void HangWatch::Fire(const std::string& job, const std::string& reason) {
     r.dir = started->value("dir", "");
     fmt::print(stderr, "rankscoped: hang of job {} detected ({}) -> snapshot {}\n", job, reason, r.capture_id);
     spec.hang_reason = ClipUtf8(reason, kMaxHangReason);
+    spec.as_uid = uid;  // the peers take only this user's ranks of the job
     r.peers = AskPeers(spec);  // the other hosts snapshot their ranks under the same id
   }
   std::lock_guard lock(mu_);

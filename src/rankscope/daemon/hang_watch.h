@@ -99,7 +99,7 @@ class HangWatch {
 
   void Loop();
   void Check(SteadyClock::time_point now);
-  void Fire(const std::string& job, const std::string& reason);
+  void Fire(const std::string& job, const std::string& reason, uid_t uid);
   void AnalysePending();
   // hang_peers.cc: asking the peers, and gathering their files once their part is saved.
   std::vector<PeerPart> AskPeers(const SnapshotSpec& spec);

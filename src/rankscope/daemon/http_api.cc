@@ -214,17 +214,29 @@ void HttpApi::PostTrace(const httplib::Request& req, httplib::Response& res) {
 }
 
 void HttpApi::PostSnapshot(const httplib::Request& req, httplib::Response& res) {
+  Requester who = RequesterOf(req);
+  bool from_user = false;  // a hang_reason from a local user: not a peer's daemon
   ReplyWith(res, [&]() -> StatusOr<nlohmann::json> {
     RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req));
     RANKSCOPE_ASSIGN_OR_RETURN(SnapshotSpec spec, SnapshotSpecFromJson(body));
+    // A hang_reason makes this daemon record a hang result and hold back its own snapshot of the
+    // job (HangWatch::OnPeerSnapshot): only a peer's daemon may say so — root on this host, or a
+    // token holder from another — never a local user (who could push other users' hang results
+    // out of the bounded list, or silence the detection of their own job). as_uid likewise; it
+    // narrows the snapshot to that user's processes, as if that user asked.
+    if ((!spec.hang_reason.empty() || spec.as_uid >= 0) && who.local_uid && *who.local_uid != 0) {
+      from_user = true;
+      return InvalidArgument("hang_reason and as_uid are for the daemons of a job's other hosts (root, or a token holder)");
+    }
+    if (spec.as_uid >= 0) who = Requester{static_cast<uid_t>(spec.as_uid)};
     const std::string reason = spec.hang_reason.empty() ? "request" : "hang detected by a peer: " + spec.hang_reason;
-    RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json started, captures_->StartSnapshot(spec, RequesterOf(req), reason));
-    // Only the requester's own job can be started here (the same rule as any snapshot).
+    RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json started, captures_->StartSnapshot(spec, who, reason));
     if (!spec.hang_reason.empty() && info_.on_peer_hang) {
       info_.on_peer_hang(started.value("job", ""), spec.snapshot_id, started.value("dir", ""), spec.hang_reason);
     }
     return started;
   }(), info_.host);
+  if (from_user) res.status = 403;
 }
 
 void HttpApi::GetCaptures(const httplib::Request&, httplib::Response& res) {

@@ -33,7 +33,7 @@ std::string OneLine(std::string s) {
 
 Status NotTheProcess(int32_t pid) {
   return FailedPrecondition("pid {} is no longer the registered process running as its user (it exited, or it exec'd "
-                            "a program of another user): its stack is not taken", pid);
+                            "a setuid or setgid program, or is not dumpable): its stack is not taken", pid);
 }
 
 }  // namespace

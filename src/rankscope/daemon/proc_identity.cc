@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "rankscope/base/utf8.h"
@@ -132,15 +133,25 @@ bool ProcessRunsAs(int32_t pid, uint64_t start_ticks, uid_t uid, const std::stri
   if (pid <= 0 || !ProcessAlive(pid, start_ticks, proc_root)) return false;
   auto status = ReadWhole(fmt::format("{}/{}/status", proc_root, pid), 64 << 10);
   if (!status.ok()) return false;
-  const size_t at = status->find("\nUid:");
-  if (at == std::string::npos) return false;
-  std::istringstream line(status->substr(at + 5, status->find('\n', at + 1) - at - 5));
-  int fields = 0;
-  for (uint64_t id = 0; line >> id; ++fields) {
-    if (id != uid) return false;
-  }
-  // The uids must not have changed while we read: the same process still (pid reuse).
-  return fields == 4 && ProcessAlive(pid, start_ticks, proc_root);
+  // The four ids of a "Uid:" or "Gid:" line, all equal to `want` (any one value when nullopt).
+  auto all_one = [&](std::string_view key, std::optional<uint64_t> want) {
+    const size_t at = status->find(fmt::format("\n{}:", key));
+    if (at == std::string::npos) return false;
+    const size_t from = at + key.size() + 2;
+    std::istringstream line(status->substr(from, status->find('\n', from) - from));
+    int fields = 0;
+    for (uint64_t id = 0; line >> id; ++fields) {
+      if (want && id != *want) return false;
+      want = id;
+    }
+    return fields == 4;
+  };
+  if (!all_one("Uid", uint64_t{uid}) || !all_one("Gid", std::nullopt)) return false;
+  struct stat st {};
+  // Not dumpable: the kernel gives the files of /proc/<pid>/ to root (the directory keeps its owner).
+  if (::stat(fmt::format("{}/{}/status", proc_root, pid).c_str(), &st) != 0 || st.st_uid != uid) return false;
+  // The ids must not have changed while we read: the same process still (pid reuse).
+  return ProcessAlive(pid, start_ticks, proc_root);
 }
 
 int32_t ParentPid(int32_t pid, const std::string& proc_root) {

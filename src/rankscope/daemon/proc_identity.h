@@ -36,9 +36,11 @@ uint64_t ProcessStartTicks(int32_t pid, const std::string& proc_root = "/proc");
 bool ProcessAlive(int32_t pid, uint64_t start_ticks, const std::string& proc_root = "/proc");
 
 // Does (pid, start_ticks) still name a running process whose real, effective, saved and file
-// system uids are all `uid`? Checked right before and after the daemon ptraces a process (py-spy):
-// a registered process that exec'd a setuid program, or whose pid now names another process,
-// is never dumped.
+// system uids are all `uid`, whose four gids are one, and which is dumpable (the kernel gives
+// the files of /proc/<pid>/ to root otherwise)? That is, a process its user could ptrace.
+// Checked right before and after the daemon ptraces a process (py-spy): a registered process
+// that exec'd a setuid or setgid program (or one with file capabilities), or whose pid now names
+// another process, is never dumped.
 bool ProcessRunsAs(int32_t pid, uint64_t start_ticks, uid_t uid, const std::string& proc_root = "/proc");
 
 // The parent pid of `pid` (0 when unknown).

@@ -319,13 +319,19 @@ StatusOr<SnapshotFiles> Finish(Reader& r, const std::string& job, const std::str
   }
 
   // The job's size, and who is missing.
+  auto world_size = [&](int64_t claimed, const std::string& path) {
+    if (claimed <= kMaxWorldSize) return out.world_size = std::max(out.world_size, claimed);
+    out.warnings.push_back(fmt::format("{}: a world size of {} is more than {} ranks; ignored", path, claimed,
+                                       kMaxWorldSize));
+    return out.world_size;
+  };
   for (const auto& s : r.stacks) {
-    out.world_size = std::max(out.world_size, s.world_size);
+    world_size(s.world_size, s.path);
     for (const auto& w : s.warnings) out.warnings.push_back(w);
     if (out.capture.empty()) out.capture = s.capture;
   }
   for (const auto& d : r.dumps) {
-    out.world_size = std::max(out.world_size, d.world_size);
+    world_size(d.world_size, d.path);
     if (d.skipped_entries) {
       out.warnings.push_back(fmt::format("{}: {} entries without a process group skipped", d.path, d.skipped_entries));
     }

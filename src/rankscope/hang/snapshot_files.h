@@ -38,10 +38,15 @@ struct SnapshotFiles {
   std::map<int64_t, TargetNote> targets;  // from capture.manifest (and other hosts' manifests), by rank
   std::string job;                     // the one job they all belong to ("" if none says)
   std::string capture;
-  int64_t world_size = -1;             // from the files; -1 when none says
+  int64_t world_size = -1;             // from the files; -1 when none says (at most kMaxWorldSize)
   std::vector<FileProblem> problems;   // files that could not be read (the rest is analysed)
   std::vector<std::string> warnings;   // missing ranks, truncated files, ...
 };
+
+// The largest world size a file may claim. The analysis lists every rank of the world (missing
+// ones too): a larger claim, in a file the job's user wrote, would make the daemon allocate for
+// ranks that do not exist, so it is ignored (said so) and the ranks seen are used.
+inline constexpr int64_t kMaxWorldSize = 1 << 16;
 
 // What a file of a snapshot directory is, from its name.
 enum class SnapshotFileKind {
