@@ -11,6 +11,7 @@
 #include <map>
 
 #include "rankscope/base/utf8.h"
+#include "rankscope/daemon/capture_spec.h"
 #include "rankscope/daemon/peers.h"
 #include "rankscope/daemon/proc_identity.h"
 #include "rankscope/daemon/snapshot_gather.h"
@@ -36,6 +37,24 @@ TEST(Peers, ParsesHostPortLines) {
   std::string many;
   for (size_t i = 0; i <= kMaxPeers; ++i) many += fmt::format("h{}:80\n", i);
   EXPECT_FALSE(ParsePeers(many).ok());
+}
+
+// What a daemon asks its peers: the reason and the job's user travel; nothing else is accepted
+// in their place.
+TEST(Peers, SnapshotRequestCarriesReasonAndUser) {
+  SnapshotSpec spec;
+  spec.snapshot_id = "hang-1";
+  spec.selection.job = "train";
+  spec.hang_reason = "no step for 300 s";
+  spec.as_uid = 1234;
+  auto back = SnapshotSpecFromJson(ToJson(spec));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->hang_reason, spec.hang_reason);
+  EXPECT_EQ(back->as_uid, 1234);
+  EXPECT_EQ(SnapshotSpecFromJson(nlohmann::json::parse(R"({"selection": {}})"))->as_uid, -1);
+  for (const char* bad : {R"({"as_uid": -5})", R"({"as_uid": 4294967295})", R"({"as_uid": "0"})", R"({"as_uid": 1.5})"}) {
+    EXPECT_FALSE(SnapshotSpecFromJson(nlohmann::json::parse(bad)).ok()) << bad;
+  }
 }
 
 TEST(Gather, OnlyTheFilesOfASnapshot) {

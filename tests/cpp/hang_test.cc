@@ -230,6 +230,28 @@ TEST(SnapshotFiles, ReadThroughTheDirectoryOnlyTheOwnersFiles) {
   std::filesystem::remove_all(dir);
 }
 
+// A stacks file of the job's user claims a world of 10^12 ranks: the analysis lists every rank
+// of the world, so the claim is ignored (said so) rather than allocated for.
+TEST(SnapshotFiles, AnUnbelievableWorldSizeIsIgnored) {
+  char tmpl[] = "/tmp/rankscope-hang-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::string huge = Stacks(1, kSleep);
+  huge.replace(huge.find("world_size: 4"), 13, "world_size: 1000000000000");
+  std::ofstream(dir + "/rank0.stacks.txt") << Stacks(0, kBackward);
+  std::ofstream(dir + "/rank1.stacks.txt") << huge;
+  auto files = ReadSnapshotFiles({dir}, "");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(files->world_size, 4);  // rank 0's claim
+  bool said = false;
+  for (const std::string& w : files->warnings) said |= w.find("world size of 1000000000000") != std::string::npos;
+  EXPECT_TRUE(said);
+  auto inline_files = Files({Stacks(0, kBackward)}, {});
+  inline_files.world_size = int64_t{1} << 40;  // built by hand: the analysis bounds it too
+  EXPECT_LE(AnalyzeSnapshot(inline_files, HangOptions{}).ranks.size(), 1u);
+}
+
 TEST(Suspects, HealthyJobHasNoFinding) {
   // Ranks one step apart, all stepping within the last second: not stalled.
   const std::string done = Entry(1, "all_reduce", "[[4]]", true);
