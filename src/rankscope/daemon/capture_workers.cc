@@ -8,9 +8,12 @@
 // and still a child of the rank (TakeStacksOf); a dump is kept only if it is a DataLoader
 // worker's (its loop is in torch/utils/data/_utils/worker.py). The rank's stacks file is read
 // through the capture directory's descriptor, only if it is a regular file of the capture's user.
+// A rank's workers get at most twice py-spy's timeout in all: children that make py-spy wait
+// cannot hold the watcher thread (and every other capture's deadlines) for long.
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "rankscope/daemon/capture_manager.h"
@@ -86,9 +89,14 @@ void CaptureManager::TakeWorkerStacks(const std::string& capture_id, const std::
     return;
   }
   const std::vector<int32_t> children = ChildProcesses(pid, 4 * options_.max_dataloader_workers);
-  size_t others = 0, failed = 0;
+  size_t others = 0, failed = 0, untried = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 2 * options_.native_timeout;
   for (int32_t child : children) {
     if (worker_files->size() >= options_.max_dataloader_workers) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ++untried;
+      continue;
+    }
     const uint64_t start_ticks = ProcessStartTicks(child);
     if (start_ticks == 0 || ParentPid(child) != pid) continue;
     NativeStackHeader h;
@@ -113,10 +121,11 @@ void CaptureManager::TakeWorkerStacks(const std::string& capture_id, const std::
     const std::string name = hang::WorkerStacksFileName(rank, static_cast<int64_t>(worker_files->size()));
     if (dir->WriteFile(name, *worker, owner).ok()) worker_files->push_back(name);
   }
-  *note = fmt::format("its main thread waits on its DataLoader: the stacks of {} worker process{} taken with py-spy{}{}",
+  *note = fmt::format("its main thread waits on its DataLoader: the stacks of {} worker process{} taken with py-spy{}{}{}",
                       worker_files->size(), worker_files->size() == 1 ? "" : "es",
                       failed ? fmt::format(" ({} could not be taken)", failed) : "",
-                      others ? fmt::format(" ({} other child process{} left out)", others, others == 1 ? "" : "es") : "");
+                      others ? fmt::format(" ({} other child process{} left out)", others, others == 1 ? "" : "es") : "",
+                      untried ? fmt::format(" ({} not tried: {} s spent)", untried, 2 * options_.native_timeout.count()) : "");
 }
 
 }  // namespace rankscope::daemon
