@@ -177,6 +177,8 @@ TEST(Utf8, ValidAndClippedBetweenCharacters) {
   EXPECT_EQ(clipped.size(), 299u);
   EXPECT_EQ(ValidUtf8(clipped), clipped);
   EXPECT_EQ(ClipUtf8("abc", 10), "abc");
+  // Printable: no ESC (a terminal would obey it), no other control character but tab and newline.
+  EXPECT_EQ(PrintableUtf8("a\x1b[2Jb\tc\nd\x7f\xc2\x9b" "e\xc3\xa9"), "a\xef\xbf\xbd[2Jb\tc\nd\xef\xbf\xbd\xef\xbf\xbd" "e\xc3\xa9");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "rankscope/hang/hang_analysis.h"
 #include "rankscope/hang/rank_ranges.h"
 #include "rankscope/hang/thread_roles.h"
+#include "rankscope/report/hang_report.h"
 
 namespace rankscope::hang {
 namespace {
@@ -89,6 +90,26 @@ TEST(Stacks, RejectsGarbageAndWarnsOnTruncation) {
   auto s = ParseStacks("rankscope-stacks 1\nrank: 0\nthreads: 3\n\nthread 1 \"MainThread\" main\n  File \"a.py\", li", "x");
   ASSERT_TRUE(s.ok());
   EXPECT_FALSE(s->warnings.empty());
+}
+
+// A stacks file and a dump of the job's user, with an escape sequence and invalid UTF-8 in
+// names: kept printable and valid, so that the text report cannot drive the reader's terminal
+// and the JSON report can always be written (found by fuzz_hang_inputs).
+TEST(Stacks, TextFromTheJobIsPrintableAndValid) {
+  std::string text = Stacks(0, "  File \"t\x90rain\x1b[2J.py\", line 9, in step\x1b]0;owned\x07\n");
+  auto s = ParseStacks(text, "rank0.stacks.txt");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const Frame& f = s->threads[0].frames.back();
+  EXPECT_EQ(f.file, "t\xef\xbf\xbdrain\xef\xbf\xbd[2J.py");
+  EXPECT_EQ(f.function, "step\xef\xbf\xbd]0;owned\xef\xbf\xbd");
+  auto d = ParseFlightRecorder(R"({"entries": [{"process_group": ["0\u001b[31m", "x"], "collective_seq_id": 1,
+      "profiling_name": "gloo:all_reduce\u009b", "input_dtypes": [[[[1]]], "Float"]}]})", "rank0.flightrecorder", 0);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->entries[0].pg_name, "0\xef\xbf\xbd[31m");
+  EXPECT_EQ(d->entries[0].profiling_name, "gloo:all_reduce\xef\xbf\xbd");
+  EXPECT_EQ(d->entries[0].input_dtypes, (std::vector<std::string>{"", "Float"}));  // a list is not a dtype
+  auto files = Files({text}, {});
+  EXPECT_NO_THROW((void)HangReportJson(AnalyzeSnapshot(files, HangOptions{})).dump());
 }
 
 TEST(Folding, MajorityOddOneOutAndDivergence) {

@@ -42,6 +42,23 @@ std::string ValidUtf8(std::string_view s) {
   return out;
 }
 
+std::string PrintableUtf8(std::string_view s) {
+  const std::string valid = ValidUtf8(s);
+  std::string out;
+  out.reserve(valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto c = static_cast<unsigned char>(valid[i]);
+    const bool c1 = c == 0xc2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) < 0xa0;  // U+0080..U+009F
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f || c1) {
+      out += "\xef\xbf\xbd";
+      i += c1;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string ClipUtf8(std::string_view s, size_t max_bytes) {
   std::string out = ValidUtf8(s);
   if (out.size() <= max_bytes) return out;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rankscope/base/utf8.h"
 #include "rankscope/hang/pickle_reader.h"
 
 namespace rankscope::hang {
@@ -40,12 +41,17 @@ int64_t Int(const Json& j, const char* key, int64_t fallback = 0) {
   return fallback;
 }
 
+// A string or a number as text; anything else (a list, which could be nested deeper than
+// dump() can recurse) is "". Strings come from the job's user: printable only.
+std::string Text(const Json& v) {
+  if (v.is_string()) return PrintableUtf8(v.get_ref<const std::string&>());
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  return "";
+}
+
 std::string Str(const Json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_number()) return it->dump();
-  return "";
+  return it == j.end() ? "" : Text(*it);
 }
 
 bool Bool(const Json& j, const char* key) {
@@ -71,7 +77,7 @@ std::vector<std::string> Strings(const Json& j, const char* key) {
   std::vector<std::string> out;
   auto it = j.find(key);
   if (it == j.end() || !it->is_array()) return out;
-  for (const Json& s : *it) out.push_back(s.is_string() ? s.get<std::string>() : s.dump());
+  for (const Json& s : *it) out.push_back(Text(s));
   return out;
 }
 
@@ -80,10 +86,10 @@ bool ParseEntry(const Json& e, FrEntry* out) {
   auto pg = e.find("process_group");
   if (pg == e.end()) return false;
   if (pg->is_array() && !pg->empty()) {
-    out->pg_name = (*pg)[0].is_string() ? (*pg)[0].get<std::string>() : (*pg)[0].dump();
-    if (pg->size() > 1 && (*pg)[1].is_string()) out->pg_desc = (*pg)[1].get<std::string>();
+    out->pg_name = Text((*pg)[0]);
+    if (pg->size() > 1) out->pg_desc = Text((*pg)[1]);
   } else if (pg->is_string()) {
-    out->pg_name = pg->get<std::string>();
+    out->pg_name = Text(*pg);
   } else {
     return false;
   }
@@ -112,7 +118,7 @@ void ParsePgConfig(const Json& config, FrDump* d) {
   for (const auto& [name, pg] : config.items()) {
     if (!pg.is_object()) continue;
     ProcessGroupInfo info;
-    info.name = name;
+    info.name = PrintableUtf8(name);
     info.desc = Str(pg, "desc");
     auto ranks = pg.find("ranks");
     if (ranks != pg.end() && ranks->is_string()) {
@@ -147,7 +153,7 @@ void ParseRankscope(const Json& rs, FrDump* d) {
   for (const auto& [name, pg] : groups->items()) {
     if (!pg.is_object()) continue;
     ProcessGroupInfo info;
-    info.name = name;
+    info.name = PrintableUtf8(name);
     info.desc = Str(pg, "desc");
     if (auto r = pg.find("ranks"); r != pg.end() && r->is_array()) {
       for (const Json& v : *r) {
@@ -155,7 +161,7 @@ void ParseRankscope(const Json& rs, FrDump* d) {
       }
     }
     std::sort(info.ranks.begin(), info.ranks.end());
-    d->groups[name] = std::move(info);  // the collector knows better than gloo's empty pg_config
+    d->groups[info.name] = std::move(info);  // the collector knows better than gloo's empty pg_config
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rankscope/base/utf8.h"
 #include "rankscope/hang/pickle_reader.h"
 #include "rankscope/hang/rank_ranges.h"
 
@@ -131,14 +132,14 @@ struct Reader {
   void ReadManifest(const std::string& text, const std::string& shown) {
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return out.problems.push_back({shown, "not a JSON capture manifest"});
-    if (out.capture.empty() && j.contains("id") && j["id"].is_string()) out.capture = j["id"].get<std::string>();
+    if (out.capture.empty() && j.contains("id") && j["id"].is_string()) out.capture = PrintableUtf8(j["id"].get<std::string>());
     auto targets = j.find("targets");
     if (targets == j.end() || !targets->is_array()) return;
     for (const auto& t : *targets) {
       if (!t.is_object() || !t.contains("rank") || !t["rank"].is_number_integer()) continue;
       TargetNote n;
-      if (t.contains("state") && t["state"].is_string()) n.state = t["state"].get<std::string>();
-      if (t.contains("detail") && t["detail"].is_string()) n.detail = t["detail"].get<std::string>();
+      if (t.contains("state") && t["state"].is_string()) n.state = PrintableUtf8(t["state"].get<std::string>());
+      if (t.contains("detail") && t["detail"].is_string()) n.detail = PrintableUtf8(t["detail"].get<std::string>());
       const int64_t rank = t["rank"].get<int64_t>();
       if (rank >= 0 && out.targets.size() < kMaxTargets) out.targets[rank] = std::move(n);
     }
@@ -166,7 +167,8 @@ struct Reader {
       names.push_back(name);
     }
     std::sort(names.begin(), names.end());
-    for (const std::string& name : names) ReadOne(::dirfd(dir), name, name, path + "/" + name);
+    // A name is the user's too: shown only printable.
+    for (const std::string& name : names) ReadOne(::dirfd(dir), name, name, PrintableUtf8(path + "/" + name));
     ::closedir(dir);
   }
 
@@ -176,7 +178,7 @@ struct Reader {
     if (S_ISDIR(st.st_mode)) return ReadDirectory(path);
     const size_t slash = path.rfind('/');
     const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-    ReadOne(AT_FDCWD, path, name, path, /*named=*/true);
+    ReadOne(AT_FDCWD, path, name, PrintableUtf8(path), /*named=*/true);
   }
 };
 
