@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import uuid
 
@@ -61,6 +62,15 @@ class Daemon:
 
     def stop(self):
         self.kill(signal.SIGTERM)
+
+
+def py_spy_binary():
+    """py-spy's binary as pip installed it beside this Python (not a pyenv shim, which is a script:
+    a root daemon runs only a binary as the job's user), else what PATH has."""
+    beside = pathlib.Path(sysconfig.get_path("scripts")) / "py-spy"
+    if beside.is_file() and beside.read_bytes()[:4] == b"\x7fELF":
+        return str(beside)
+    return shutil.which("py-spy")
 
 
 def free_port():

@@ -29,7 +29,7 @@ import uuid
 
 import pytest
 
-from capture_helpers import Daemon, wait_for
+from capture_helpers import Daemon, py_spy_binary, wait_for
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ATTACKER, VICTIM = "rsattacker", "rsvictim"
@@ -116,6 +116,8 @@ class World:
         self.kineto_dir.mkdir(mode=0o755)
         self.procs = []
         quota = ["--max-processes-per-uid", "8"] if supports(rankscoped, "--max-processes-per-uid") else []
+        if py_spy_binary():
+            quota += ["--py-spy", py_spy_binary()]
         self.a = self.start_daemon("a", [
             "--kineto-socket-dir", str(self.kineto_dir), "--kineto-staging", str(self.root / "staging"),
             "--telemetry-interval-ms", "200", "--telemetry-retention-s", "5", "--telemetry-margin-s", "1", *quota],
@@ -482,6 +484,37 @@ def test_py_spy_is_never_run_on_a_process_that_became_another_users(world, progr
     assert target["state"] == "failed" and "no longer the registered process" in target["detail"], target
     assert not (pathlib.Path(c["dir"]) / "rank0.stacks.txt").exists()
     proc.kill()  # it still counts against the attacker's quota of registered processes
+    proc.wait()
+
+
+def test_py_spy_runs_as_the_users_process_with_only_cap_sys_ptrace(world):
+    """A victim's rank stuck in C holding the GIL: its collector cannot answer, so the root daemon
+    takes its stack with py-spy — run as the victim with CAP_SYS_PTRACE only (py-spy opens the
+    files the process maps by the paths it shows: as root it could be pointed at anything)."""
+    if not py_spy_binary():
+        pytest.fail("py-spy is missing: scripts/setup.sh --deps installs it")
+    script = world.home / "victim_gil.py"
+    script.write_text("import ctypes, sys, time\nsys.path.insert(0, sys.argv[1])\nfrom rankscope import Tracker\n"
+                      "t = Tracker(auto_trigger=False)\nfor _ in range(80):  # 4 s: heartbeats tell the daemon\n    t.step()\n"
+                      "    time.sleep(0.05)\n"
+                      "open(sys.argv[2], 'w').close()\nctypes.PyDLL(None).sleep(600)  # in C, holding the GIL\n")
+    script.chmod(0o644)
+    env = dict(PATH="/usr/bin:/bin", RANK="0", WORLD_SIZE="1", RANKSCOPE_JOB="giljob", RANKSCOPE_SOCKET=world.a.socket,
+               RANKSCOPE_AUTO_TRIGGER="0")
+    ready = pathlib.Path(tempfile.mkdtemp(dir=world.home)) / "in-c"
+    os.chown(ready.parent, world.victim[0], world.victim[1])
+    proc = world.spawn_as(world.victim, env=env, cmd=[world.python, str(script), str(world.root / "pkg"), str(ready)])
+    wait_for(lambda: (p := world.process(world.a, proc.pid)) and p["step"] >= 1, 30, "the victim to register and step")
+    wait_for(ready.exists, 60, "the victim to enter C holding the GIL")
+    status, body, _ = world.api(world.a, "POST", "/v1/snapshot", {"selection": {"job": "giljob"}, "timeout_s": 60})
+    assert status == 200, body
+    c = world.wait_saved(world.a, body["id"], timeout=90)
+    (target,) = c["targets"]
+    assert target["state"] == "done" and "py-spy" in target["detail"], target
+    stacks = (pathlib.Path(c["dir"]) / "rank0.stacks.txt").read_text()
+    assert "taken: py-spy dump --native" in stacks and "Native " in stacks, stacks[:2000]
+    assert f"taken_as: uid {world.victim[0]} with CAP_SYS_PTRACE" in stacks, stacks[:600]
+    proc.kill()
     proc.wait()
 
 

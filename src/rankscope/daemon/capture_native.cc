@@ -17,7 +17,7 @@ struct NativeJob {
   std::string capture_id;
   int32_t pid = 0;
   uint64_t start_ticks = 0;
-  uid_t uid = 0;
+  RunAs as;  // the capture's user
   std::string file;  // <base>.stacks.txt
   NativeStackHeader header;
   StatusOr<std::string> text = std::string();
@@ -40,7 +40,7 @@ void CaptureManager::NativeStacksPass(std::unique_lock<std::mutex>& lock) {
       j.capture_id = c.id;
       j.pid = t.pid;
       j.start_ticks = t.start_ticks;
-      j.uid = c.owner.uid;
+      j.as = {c.owner.uid, c.owner.gid};
       j.file = t.BaseName() + ".stacks.txt";
       j.header.pid = t.pid;
       j.header.rank = t.rank;
@@ -59,7 +59,7 @@ void CaptureManager::NativeStacksPass(std::unique_lock<std::mutex>& lock) {
       j.header.steps_completed = p->step;
       j.header.step_ms = p->step_ms;
     }
-    j.text = TakeStacksOf(options_.py_spy, j.header, j.start_ticks, j.uid, options_.native_timeout);
+    j.text = TakeStacksOf(options_.py_spy, j.header, j.start_ticks, j.as, options_.native_timeout);
   }
   lock.lock();
   for (auto& j : jobs) {

@@ -107,7 +107,7 @@ void CaptureManager::TakeWorkerStacks(const std::string& capture_id, const std::
     h.host = options_.host;
     h.capture = capture_id;
     h.because = fmt::format("a DataLoader worker of rank {}, whose main thread waits on its DataLoader", rank);
-    auto worker = TakeStacksOf(options_.py_spy, h, start_ticks, owner.uid, options_.native_timeout);
+    auto worker = TakeStacksOf(options_.py_spy, h, start_ticks, {owner.uid, owner.gid}, options_.native_timeout);
     if (worker.ok() && ParentPid(child) != pid) worker = FailedPrecondition("no longer a child of the rank");
     if (!worker.ok()) {
       ++failed;
