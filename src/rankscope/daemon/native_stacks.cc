@@ -124,32 +124,31 @@ std::string FindExecutable(const std::string& spec) {
   return "";
 }
 
-StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeStackHeader& header,
-                                       std::chrono::seconds timeout, const RunAs& as, size_t max_output) {
+namespace {
+
+// Starts `py_spy dump --native --json --pid P` with its stdout on `out`, as `as` when the daemon
+// is root and py_spy a binary (else as the daemon: said once); `*as_user` says which.
+StatusOr<pid_t> StartPySpy(const std::string& py_spy, int32_t target, const RunAs& as, int out, bool* as_user) {
   const int bin = ::open(py_spy.c_str(), O_RDONLY | O_CLOEXEC);
   if (bin < 0) return IoError("cannot open {}: {}", py_spy, std::strerror(errno));
   const bool drop = ::geteuid() == 0 && as.uid != 0;
-  const bool binary = IsBinary(bin);
-  if (drop && !binary) {
+  *as_user = drop && IsBinary(bin);
+  if (drop && !*as_user) {
     static std::once_flag warned;
     std::call_once(warned, [&] {
       fmt::print(stderr, "rankscoped: {} is a script, not py-spy's binary: it runs as root, not as the job's user "
                          "(give --py-spy the binary)\n", py_spy);
     });
   }
-  int out_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    ::close(bin);
-    return IoError("pipe: {}", std::strerror(errno));
-  }
   const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  const std::string pid = std::to_string(header.pid);
+  const std::string pid = std::to_string(target);
   const char* argv[] = {py_spy.c_str(), "dump", "--native", "--json", "--pid", pid.c_str(), nullptr};
   char* const* args = const_cast<char* const*>(argv);
+  const bool user = *as_user;
   const pid_t child = ::fork();
   if (child == 0) {  // only async-signal-safe calls until the exec
-    if (::dup2(out_pipe[1], STDOUT_FILENO) < 0 || devnull < 0 || ::dup2(devnull, STDERR_FILENO) < 0) ::_exit(126);
-    if (drop && binary) {
+    if (::dup2(out, STDOUT_FILENO) < 0 || devnull < 0 || ::dup2(devnull, STDERR_FILENO) < 0) ::_exit(126);
+    if (user) {
       if (!DropToUserWithPtrace(as)) ::_exit(126);
       ::syscall(SYS_execveat, bin, "", args, environ, AT_EMPTY_PATH);
     } else {
@@ -160,11 +159,24 @@ StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeSt
   const int fork_errno = errno;
   ::close(bin);
   if (devnull >= 0) ::close(devnull);
+  if (child < 0) return IoError("cannot run {}: {}", py_spy, std::strerror(fork_errno));
+  return child;
+}
+
+}  // namespace
+
+StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeStackHeader& header,
+                                       std::chrono::seconds timeout, const RunAs& as, size_t max_output) {
+  int out_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return IoError("pipe: {}", std::strerror(errno));
+  bool as_user = false;
+  const StatusOr<pid_t> started = StartPySpy(py_spy, header.pid, as, out_pipe[1], &as_user);
   ::close(out_pipe[1]);
-  if (child < 0) {
+  if (!started.ok()) {
     ::close(out_pipe[0]);
-    return IoError("cannot run {}: {}", py_spy, std::strerror(fork_errno));
+    return started.status();
   }
+  const pid_t child = *started;
   std::string output;
   bool too_big = false, timed_out = false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -206,7 +218,7 @@ StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeSt
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();
   NativeStackHeader h = header;
-  h.taken_as = drop && binary ? fmt::format("uid {} with CAP_SYS_PTRACE", as.uid) : "root";
+  h.taken_as = as_user ? fmt::format("uid {} with CAP_SYS_PTRACE", as.uid) : "root";
   return PySpyJsonToStacks(threads, h, now_ms);
 }
 
