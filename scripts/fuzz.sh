@@ -57,7 +57,7 @@ ctxt = struct.pack("=iiq", 0, 4242, 77)
 (out / "beat-bad").write_bytes(b"\3" + b'{"op": "hello", "rank": 1e30, "step_ms": -1, "host": 7}')
 (out / "token").write_bytes(b"\4" + b"0123456789abcdef0123456789abcdef")
 (out / "peers").write_bytes(b"\5" + b"# the other hosts\nnode7:8383\n10.0.0.8:9000  # b\n")
-(out / "hang-snapshot").write_bytes(b"\1" + b'{"snapshot_id": "hang-1", "selection": {"job": "j"}, "hang_reason": "no step for 300 s"}')
+(out / "hang-snapshot").write_bytes(b"\1" + b'{"snapshot_id": "hang-1", "selection": {"job": "j"}, "hang_reason": "no step for 300 s", "as_uid": 1000}')
 PY
 run fuzz_daemon_inputs "$DAEMON_SECONDS" "$SEEDS"
 
