@@ -1,6 +1,6 @@
 // libFuzzer target for what rankscoped and the CLI parse from outside: Kineto IPC datagrams and
 // collector heartbeats (any local process can send them), trace/snapshot request bodies of the
-// HTTP API, token files and --hosts files. The first byte picks the parser; the rest is its
+// HTTP API, token files, --hosts files and --peers files. The first byte picks the parser; the rest is its
 // input. Any input must give a value or a Status, never a crash, an exception or undefined
 // behaviour (a float where an integer is expected included).
 #include <cstddef>
@@ -14,6 +14,7 @@
 #include "rankscope/daemon/capture_spec.h"
 #include "rankscope/daemon/collector_endpoint.h"
 #include "rankscope/daemon/kineto_wire.h"
+#include "rankscope/daemon/peers.h"
 #include "rankscope/daemon/token_file.h"
 
 namespace {
@@ -48,11 +49,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::span<const uint8_t> rest(data + 1, size - 1);
   const std::string_view text(reinterpret_cast<const char*>(rest.data()), rest.size());
-  switch (data[0] % 5) {
+  switch (data[0] % 6) {
     case 0: FuzzKinetoDatagram(rest); break;
     case 1: FuzzRequestBody(text); break;
     case 2: (void)rankscope::ParseHostMap(text); break;
     case 3: FuzzHeartbeat(text); break;
+    case 5: (void)rankscope::daemon::ParsePeers(text); break;
     default: (void)rankscope::daemon::CheckToken(text); break;
   }
   return 0;

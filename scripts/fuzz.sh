@@ -2,9 +2,12 @@
 # Fuzzes rankscope's parsers with libFuzzer (ASan + UBSan) for a bounded time:
 #   the trace reader (default 60 s), seeded from the small real traces, gzipped and plain;
 #   the daemon's inputs — Kineto IPC datagrams, collector heartbeats, HTTP request bodies, API
-#   tokens, --hosts files (20 s).
+#   tokens, --hosts and --peers files (20 s);
+#   the hang analysis's inputs — pickled and JSON Flight Recorder dumps, stack snapshots, and the
+#   analysis of a fuzzed rank beside a healthy one (HANG_SECONDS; default the daemon's time, at
+#   most 30 s).
 # Exits non-zero on a crash; the crashing input is left in build/fuzz/crashes/.
-#   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS]
+#   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS] [HANG_SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 READER_SECONDS=${1:-60}
@@ -14,7 +17,7 @@ SHARED=${RANKSCOPE_SHARED:-../shared}
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRANKSCOPE_BUILD_FUZZ=ON -DRANKSCOPE_BUILD_TESTS=OFF -DRANKSCOPE_BUILD_BENCH=OFF >/dev/null
-cmake --build "$BUILD" --target fuzz_kineto_reader fuzz_daemon_inputs
+cmake --build "$BUILD" --target fuzz_kineto_reader fuzz_daemon_inputs fuzz_hang_inputs
 
 run() {  # name seconds seeds
   mkdir -p "$BUILD/corpus/$1" "$BUILD/crashes"
@@ -33,7 +36,7 @@ done
 run fuzz_kineto_reader "$READER_SECONDS" "$SEEDS"
 
 # Daemon seeds: the first byte picks the parser (0 Kineto datagram, 1 request body, 2 hosts file,
-# 3 collector heartbeat, 4 token).
+# 3 collector heartbeat, 4 token, 5 peers file).
 SEEDS="$BUILD/seeds/daemon"
 mkdir -p "$SEEDS"
 python3 - "$SEEDS" <<'PY'
@@ -53,5 +56,24 @@ ctxt = struct.pack("=iiq", 0, 4242, 77)
                            b'"job": "j", "host": "node", "step": 120, "step_ms": 31.5, "busy": false, "cmd": "python"}')
 (out / "beat-bad").write_bytes(b"\3" + b'{"op": "hello", "rank": 1e30, "step_ms": -1, "host": 7}')
 (out / "token").write_bytes(b"\4" + b"0123456789abcdef0123456789abcdef")
+(out / "peers").write_bytes(b"\5" + b"# the other hosts\nnode7:8383\n10.0.0.8:9000  # b\n")
+(out / "hang-snapshot").write_bytes(b"\1" + b'{"snapshot_id": "hang-1", "selection": {"job": "j"}, "hang_reason": "no step for 300 s", "as_uid": 1000}')
 PY
 run fuzz_daemon_inputs "$DAEMON_SECONDS" "$SEEDS"
+
+# Hang seeds: the first byte picks the parser (0 pickle, 1 Flight Recorder dump, 2 stacks file,
+# 3 analysis: a stacks file, NUL, a dump).
+SEEDS="$BUILD/seeds/hang"
+mkdir -p "$SEEDS"
+for f in tests/data/pickles/*.pickle; do
+  name=$(basename "$f" .pickle)
+  { printf '\000'; cat "$f"; } > "$SEEDS/pickle-$name"
+  { printf '\001'; cat "$f"; } > "$SEEDS/dump-$name"
+done
+printf '\001{"version": "2.10", "pg_config": {}, "entries": [{"process_group": ["0", "default_pg"], "collective_seq_id": 1, "profiling_name": "gloo:all_reduce", "input_sizes": [[4]], "retired": true}]}' > "$SEEDS/dump-json"
+printf '\002rankscope-stacks 1\nrank: 3\ntaken: py-spy dump --native\nthreads: 1\n\nthread 7 "MainThread" main gil\n  File "a.py", line 3, in f\n    f()\n  Native "libc.so.6", in sleep\n' > "$SEEDS/stacks"
+STACKS='rankscope-stacks 1\nrank: 0\nworld_size: 2\njob: j\nsteps_completed: 7\nseconds_since_last_step: 40\nthreads: 1\n\nthread 7 "MainThread" main\n  File "train.py", line 12, in step\n    time.sleep(1)\n'
+printf "\003$STACKS\000"'{"version": "2.10", "pg_config": {}, "rankscope": {"rank": 0, "world_size": 2, "job": "j"}, "entries": [{"process_group": ["0", "default_pg"], "collective_seq_id": 1, "profiling_name": "gloo:all_reduce", "input_sizes": [[4]], "input_dtypes": ["Float"], "retired": true, "time_created_ns": 1000}]}' > "$SEEDS/analysis-json"
+{ printf "\003$STACKS\000"; cat tests/data/pickles/torch_fr.pickle; } > "$SEEDS/analysis-pickle"
+HANG_SECONDS=${3:-$(( DAEMON_SECONDS < 30 ? DAEMON_SECONDS : 30 ))}
+run fuzz_hang_inputs "$HANG_SECONDS" "$SEEDS"

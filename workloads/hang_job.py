@@ -20,6 +20,11 @@ default process group), optimizer step, then an all-reduce of the loss in a seco
                     the job runs to the end
 
 Uses the rankscope Tracker (--collector tracker) so that the daemon can snapshot it.
+
+--fr-dump-after-s S: what NCCL's watchdog does on a collective timeout
+(TORCH_NCCL_DUMP_ON_TIMEOUT), which gloo does not: once no step has completed for S seconds,
+a thread writes torch._C._distributed_c10d._dump_fr_trace() — the pickle NCCL writes — to
+$TORCH_FR_DUMP_TEMP_FILE<rank>, once.
 """
 
 import argparse
@@ -57,6 +62,23 @@ class Samples(Dataset):
         return self.x[i], self.y[i]
 
 
+def fr_dump_watchdog(rank, after_s, last_step):
+    """Writes this rank's pickled Flight Recorder dump once no step has completed for `after_s`
+    (last_step[0] is the monotonic time of the last one), as NCCL's watchdog does on a timeout."""
+    prefix = os.environ.get("TORCH_FR_DUMP_TEMP_FILE", "/tmp/nccl_trace_rank_")
+
+    def run():
+        while time.monotonic() - last_step[0] < after_s:
+            time.sleep(0.5)
+        data = torch._C._distributed_c10d._dump_fr_trace()
+        path = f"{prefix}{rank}"
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)
+
+    threading.Thread(target=run, name="fr-dump-watchdog", daemon=True).start()
+
+
 def parse_fault(text):
     if not text:
         return "", -1, -1
@@ -73,6 +95,8 @@ def main():
     p.add_argument("--step-sleep-ms", type=float, default=20.0)
     p.add_argument("--collector", choices=["none", "tracker"], default="tracker")
     p.add_argument("--num-workers", type=int, default=0, help="DataLoader worker processes (dataloader: at least 1)")
+    p.add_argument("--fr-dump-after-s", type=float, default=0, help="dump the Flight Recorder (pickle) after this long "
+                   "without a step, to $TORCH_FR_DUMP_TEMP_FILE<rank> (0: never)")
     args = p.parse_args()
 
     dist.init_process_group("gloo")
@@ -96,6 +120,10 @@ def main():
     if args.collector == "tracker":
         from rankscope import Tracker
         tracker = Tracker()
+
+    last_step = [time.monotonic()]
+    if args.fr_dump_after_s > 0:
+        fr_dump_watchdog(rank, args.fr_dump_after_s, last_step)
 
     step = 0
     for x, y in loader:
@@ -127,6 +155,7 @@ def main():
         if args.step_sleep_ms:
             time.sleep(args.step_sleep_ms / 1000.0)
         step += 1
+        last_step[0] = time.monotonic()
         if tracker:
             tracker.step()
     if tracker:

@@ -3,12 +3,19 @@
 // and py-spy conversion.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include "rankscope/daemon/hang_rule.h"
 #include "rankscope/daemon/native_stacks.h"
 #include "rankscope/hang/hang_analysis.h"
 #include "rankscope/hang/rank_ranges.h"
+#include "rankscope/hang/thread_roles.h"
+#include "rankscope/report/hang_report.h"
 
 namespace rankscope::hang {
 namespace {
@@ -85,6 +92,26 @@ TEST(Stacks, RejectsGarbageAndWarnsOnTruncation) {
   EXPECT_FALSE(s->warnings.empty());
 }
 
+// A stacks file and a dump of the job's user, with an escape sequence and invalid UTF-8 in
+// names: kept printable and valid, so that the text report cannot drive the reader's terminal
+// and the JSON report can always be written (found by fuzz_hang_inputs).
+TEST(Stacks, TextFromTheJobIsPrintableAndValid) {
+  std::string text = Stacks(0, "  File \"t\x90rain\x1b[2J.py\", line 9, in step\x1b]0;owned\x07\n");
+  auto s = ParseStacks(text, "rank0.stacks.txt");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const Frame& f = s->threads[0].frames.back();
+  EXPECT_EQ(f.file, "t\xef\xbf\xbdrain\xef\xbf\xbd[2J.py");
+  EXPECT_EQ(f.function, "step\xef\xbf\xbd]0;owned\xef\xbf\xbd");
+  auto d = ParseFlightRecorder(R"({"entries": [{"process_group": ["0\u001b[31m", "x"], "collective_seq_id": 1,
+      "profiling_name": "gloo:all_reduce\u009b", "input_dtypes": [[[[1]]], "Float"]}]})", "rank0.flightrecorder", 0);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->entries[0].pg_name, "0\xef\xbf\xbd[31m");
+  EXPECT_EQ(d->entries[0].profiling_name, "gloo:all_reduce\xef\xbf\xbd");
+  EXPECT_EQ(d->entries[0].input_dtypes, (std::vector<std::string>{"", "Float"}));  // a list is not a dtype
+  auto files = Files({text}, {});
+  EXPECT_NO_THROW((void)HangReportJson(AnalyzeSnapshot(files, HangOptions{})).dump());
+}
+
 TEST(Folding, MajorityOddOneOutAndDivergence) {
   auto f = Files({Stacks(0, kBackward), Stacks(1, kSleep), Stacks(2, kBackward), Stacks(3, kBackward)}, {});
   auto roles = FoldStacks(f.stacks);
@@ -110,6 +137,13 @@ TEST(FlightRecorder, TruncatedDumpIsAClearError) {
   auto r = ParseFlightRecorder(d.substr(0, d.size() / 2), "rank0.flightrecorder", 0);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("truncated"), std::string::npos);
+}
+
+TEST(FlightRecorder, NumberOutOfRangeIsAnErrorNotAThrow) {
+  // Found by fuzz_hang_inputs: nlohmann throws out_of_range (not parse_error) for 1e999.
+  auto r = ParseFlightRecorder(R"({"entries": [{"process_group": ["0", ""], "time_created_ns": 2.5e999}]})", "x", 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a flight-recorder dump"), std::string::npos) << r.status().message();
 }
 
 TEST(Suspects, RankMissingFromACollective) {
@@ -140,6 +174,103 @@ TEST(Suspects, OpMismatchNamesTheMinority) {
   EXPECT_EQ(a.findings[0].kind, FindingKind::kHangCollectiveMismatch);
   EXPECT_EQ(a.findings[0].ranks, (std::vector<int64_t>{3}));
   EXPECT_EQ(a.findings[0].subject_detail, "op");
+}
+
+TEST(Suspects, DataLoaderWaitNamesWhereTheWorkerIsStuck) {
+  const std::string done = Entry(1, "all_reduce", "[[4]]", true);
+  const std::string open = Entry(2, "all_reduce", "[[4]]", false);
+  const std::string loader =
+      "  File \"train.py\", line 70, in main\n    for x in loader:\n"
+      "  File \"/py/torch/utils/data/dataloader.py\", line 725, in __next__\n    data = self._next_data()\n";
+  auto f = Files({Stacks(0, kBackward), Stacks(1, loader), Stacks(2, kBackward), Stacks(3, kBackward)},
+                 {Dump(0, done + "," + open), Dump(1, done), Dump(2, done + "," + open), Dump(3, done + "," + open)});
+  auto worker = ParseStacks("rankscope-stacks 1\nparent_pid: 1001\npid: 2001\nrank: 1\ntaken: py-spy dump --native\n"
+                            "threads: 1\n\nthread 5 \"MainThread\" main\n"
+                            "  File \"/py/torch/utils/data/_utils/worker.py\", line 374, in _worker_loop\n"
+                            "  File \"data.py\", line 61, in __getitem__\n  Native \"libc.so.6\", in futex_wait\n",
+                            "rank1.worker0.stacks.txt");
+  ASSERT_TRUE(worker.ok()) << worker.status().message();
+  EXPECT_EQ(worker->parent_pid, 1001);
+  EXPECT_TRUE(IsDataLoaderWorker(*worker));
+  EXPECT_TRUE(MainThreadInDataLoader(f.stacks[1]));
+  EXPECT_FALSE(MainThreadInDataLoader(f.stacks[0]));
+  f.worker_stacks.push_back(*worker);
+  auto a = AnalyzeSnapshot(f, HangOptions{});
+  ASSERT_FALSE(a.findings.empty());
+  const Finding& first = a.findings[0];
+  EXPECT_EQ(first.kind, FindingKind::kHangDataLoaderWait);
+  EXPECT_EQ(first.next.kind, NextStepKind::kHangDataLoaderWorkers);
+  EXPECT_EQ(first.next.subject, "data.py:61 __getitem__");
+  const Evidence* w = nullptr;
+  for (const Evidence& e : first.evidence) {
+    if (e.subject_kind == "dataloader_worker") w = &e;
+  }
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->rank, 1);
+  EXPECT_EQ(w->Get("pid"), 2001);
+}
+
+TEST(SnapshotFiles, NamesOfASnapshot) {
+  EXPECT_EQ(ClassifySnapshotFile("rank3.stacks.txt"), SnapshotFileKind::kStacks);
+  EXPECT_EQ(ClassifySnapshotFile("rank3.worker0.stacks.txt"), SnapshotFileKind::kWorkerStacks);
+  EXPECT_EQ(ClassifySnapshotFile("rank3.workerx.stacks.txt"), SnapshotFileKind::kStacks);
+  EXPECT_EQ(ClassifySnapshotFile("rank3.flightrecorder"), SnapshotFileKind::kFlightRecorder);
+  EXPECT_EQ(ClassifySnapshotFile("nccl_trace_rank_12"), SnapshotFileKind::kTorchDump);
+  EXPECT_EQ(ClassifySnapshotFile("capture.manifest"), SnapshotFileKind::kManifest);
+  EXPECT_EQ(ClassifySnapshotFile("capture.node7-8383.manifest"), SnapshotFileKind::kManifest);
+  EXPECT_EQ(ClassifySnapshotFile("hang.report"), SnapshotFileKind::kOther);
+  EXPECT_EQ(WorkerStacksFileName(3, 1), "rank3.worker1.stacks.txt");
+  EXPECT_EQ(RankFromFileName("rank3.worker1.stacks.txt"), 3);
+}
+
+// The daemon reads a capture directory through its descriptor, only files of the capture's user
+// with one link: a hard link to someone else's file is not read.
+TEST(SnapshotFiles, ReadThroughTheDirectoryOnlyTheOwnersFiles) {
+  char tmpl[] = "/tmp/rankscope-hang-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  write("rank0.stacks.txt", Stacks(0, kBackward));
+  write("rank1.stacks.txt", Stacks(1, kSleep));
+  ASSERT_EQ(::link((dir + "/rank1.stacks.txt").c_str(), (dir + "/other").c_str()), 0);  // rank 1's: 2 links now
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  auto mine = ReadSnapshotDirectory(fd, dir, {.job = "", .owner = ::getuid()});
+  ASSERT_TRUE(mine.ok()) << mine.status().message();
+  ASSERT_EQ(mine->stacks.size(), 1u);
+  EXPECT_EQ(mine->stacks[0].rank, 0);
+  ASSERT_EQ(mine->problems.size(), 1u);
+  EXPECT_NE(mine->problems[0].message.find("2 links"), std::string::npos) << mine->problems[0].message;
+  auto theirs = ReadSnapshotDirectory(fd, dir, {.job = "", .owner = ::getuid() + 1});
+  ASSERT_FALSE(theirs.ok());  // nothing readable
+  EXPECT_NE(theirs.status().message().find("not to the snapshot's user"), std::string::npos) << theirs.status().message();
+  EXPECT_GE(::fcntl(fd, F_GETFD), 0);  // the caller's descriptor stays open
+  ::close(fd);
+  std::filesystem::remove_all(dir);
+}
+
+// A stacks file of the job's user claims a world of 10^12 ranks: the analysis lists every rank
+// of the world, so the claim is ignored (said so) rather than allocated for.
+TEST(SnapshotFiles, AnUnbelievableWorldSizeIsIgnored) {
+  char tmpl[] = "/tmp/rankscope-hang-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::string huge = Stacks(1, kSleep);
+  huge.replace(huge.find("world_size: 4"), 13, "world_size: 1000000000000");
+  std::ofstream(dir + "/rank0.stacks.txt") << Stacks(0, kBackward);
+  std::ofstream(dir + "/rank1.stacks.txt") << huge;
+  auto files = ReadSnapshotFiles({dir}, "");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(files->world_size, 4);  // rank 0's claim
+  bool said = false;
+  for (const std::string& w : files->warnings) said |= w.find("world size of 1000000000000") != std::string::npos;
+  EXPECT_TRUE(said);
+  auto inline_files = Files({Stacks(0, kBackward)}, {});
+  inline_files.world_size = int64_t{1} << 40;  // built by hand: the analysis bounds it too
+  EXPECT_LE(AnalyzeSnapshot(inline_files, HangOptions{}).ranks.size(), 1u);
 }
 
 TEST(Suspects, HealthyJobHasNoFinding) {
@@ -196,6 +327,10 @@ TEST(NativeStacks, PySpyJsonBecomesTheStacksFormat) {
   EXPECT_EQ(s->threads[0].frames[0].function, "step");  // outermost first, qualified name cut
   EXPECT_TRUE(s->threads[0].frames[1].native);
   EXPECT_FALSE(PySpyJsonToStacks(nlohmann::json::object(), h, 1).ok());
+  h.parent_pid = 42;  // a DataLoader worker's
+  auto worker = hang::ParseStacks(*PySpyJsonToStacks(threads, h, 1), "rank2.worker0.stacks.txt");
+  ASSERT_TRUE(worker.ok());
+  EXPECT_EQ(worker->parent_pid, 42);
 }
 
 }  // namespace

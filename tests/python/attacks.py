@@ -88,6 +88,16 @@ def collector(a):
 
 def act_on_request(a, sock, to, msg):
     d = msg["dir"]
+    if a.exec_on_request:
+        # Become another program in place: same pid, same start time. A setuid one (passwd)
+        # then runs as root, a setgid one (unix_chkpwd) as group shadow, each waiting for a
+        # password on a pipe that never closes.
+        argv = a.exec_on_request.split()
+        log(a.log, exec=argv)
+        r, w = os.pipe()
+        os.dup2(r, 0)
+        os.set_inheritable(w, True)
+        os.execv(argv[0], argv)
     for plant in a.plant:
         name, target = plant.split("=", 1)
         try:
@@ -110,7 +120,7 @@ def act_on_request(a, sock, to, msg):
             log(a.log, write_failed=str(e))
     if a.report:
         report = {"op": "report", "id": msg["id"], "state": a.report, "file": msg["file"],
-                  "first_step": a.step, "last_step": a.step, "error": "disk full"}
+                  "first_step": a.step, "last_step": a.step, "error": a.report_error}
         if a.report_as_pid:
             report["pid"] = a.report_as_pid
         sock.sendto(json.dumps(report).encode(), to)
@@ -346,6 +356,8 @@ def main():
     c.add_argument("--write-bytes", type=int, default=0)
     c.add_argument("--report", choices=["done", "failed", "started"])
     c.add_argument("--report-as-pid", type=int)
+    c.add_argument("--report-error", default="disk full", help="the error text of a failed report")
+    c.add_argument("--exec-on-request", help="exec this command line (split at spaces) when a request arrives (e.g. a setuid program)")
     c.add_argument("--exit-after-request", action="store_true")
     c.add_argument("--seconds", type=float, default=60)
     c.add_argument("--log")

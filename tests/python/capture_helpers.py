@@ -5,8 +5,10 @@ import os
 import pathlib
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import uuid
 
@@ -27,7 +29,7 @@ def find_rankscoped(rankscope_bin):
 class Daemon:
     """A rankscoped on a free port, a private collector socket and its own output directory."""
 
-    def __init__(self, binary, out_dir, kineto=False, extra=()):
+    def __init__(self, binary, out_dir, kineto=False, extra=(), port=0):
         self.binary = binary
         self.out_dir = pathlib.Path(out_dir)
         self.socket = f"@rankscope-test-{uuid.uuid4().hex[:12]}"
@@ -35,11 +37,12 @@ class Daemon:
         self.extra = list(extra)
         self.proc = None
         self.port = None
+        self.want_port = port
         self.log = self.out_dir.parent / f"rankscoped-{uuid.uuid4().hex[:6]}.log"
 
     def start(self, timeout=10):
         ready = self.out_dir.parent / f"ready-{uuid.uuid4().hex[:8]}"
-        args = [self.binary, "--out-dir", str(self.out_dir), "--port", "0", "--ready-file", str(ready),
+        args = [self.binary, "--out-dir", str(self.out_dir), "--port", str(self.want_port), "--ready-file", str(ready),
                 "--socket", self.socket, "--expire-s", "30", *self.extra]
         if not self.kineto:
             args.append("--no-kineto")
@@ -59,6 +62,22 @@ class Daemon:
 
     def stop(self):
         self.kill(signal.SIGTERM)
+
+
+def py_spy_binary():
+    """py-spy's binary as pip installed it beside this Python (not a pyenv shim, which is a script:
+    a root daemon runs only a binary as the job's user), else what PATH has."""
+    beside = pathlib.Path(sysconfig.get_path("scripts")) / "py-spy"
+    if beside.is_file() and beside.read_bytes()[:4] == b"\x7fELF":
+        return str(beside)
+    return shutil.which("py-spy")
+
+
+def free_port():
+    """A port nobody listens on now (daemons that must know each other's port before they start)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def job_env(daemon_socket=None, **extra):

@@ -1,9 +1,16 @@
 """Hang diagnosis end to end (docs/hang.md): real 4-rank torchrun/gloo jobs on CPU, each hung
 on purpose in one way (workloads/hang_job.py), one real rankscoped that detects every hang by
-itself, snapshots the job (py-spy for the rank whose collector cannot answer), analyses it and
-serves the result; plus a healthy job that pauses for a checkpoint shorter than the threshold.
+itself, snapshots the job (py-spy for the rank whose collector cannot answer, and for the
+DataLoader workers of the rank that waits on them), analyses it and serves the result; plus a
+healthy job that pauses for a checkpoint shorter than the threshold. The skipping job also
+writes the pickled Flight Recorder dumps NCCL writes on a timeout, read on their own.
 
-All jobs run at once and share the daemon (one module fixture), so the whole file costs about
+Two hosts: two more daemons (peers of each other, different ports) and one 4-rank job
+launched as two torchrun "nodes" of 2 ranks, each registered with its own daemon; rank 3, on
+the second daemon's host, stops. The daemon of rank 0 snapshots both hosts, gathers the other
+host's files over HTTP and names rank 3; `rankscope hang --host A --host B` gathers the same.
+
+All jobs run at once and share the daemons (one module fixture), so the whole file costs about
 one hang's wall time. Assertions are on what was captured and concluded, never on timing:
 the waits are generous because the machine may be loaded."""
 
@@ -17,7 +24,7 @@ import urllib.request
 
 import pytest
 
-from capture_helpers import REPO, Daemon, descendants, job_env, start_job, stop_job, wait_for
+from capture_helpers import REPO, Daemon, descendants, free_port, job_env, start_job, stop_job, wait_for
 
 WORKLOAD = REPO / "workloads" / "hang_job.py"
 NPROC = 4
@@ -33,11 +40,20 @@ HANGS = {  # job name -> fault
     "hang-dataloader": "dataloader:1@15",
 }
 HEALTHY = "healthy-checkpoint"
+# The job that also writes pickled Flight Recorder dumps (as NCCL does on a timeout).
+PICKLED = "hang-skip"
+MULTIHOST = "hang-twohosts"
 
 
 def torchrun(*args):
     return [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={NPROC}", "--standalone",
             str(WORKLOAD), *map(str, args)]
+
+
+def torchrun_node(node, master_port, *args):
+    """One of two "hosts" of a 4-rank job: 2 ranks each, one static rendezvous."""
+    return [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", f"--node-rank={node}", "--nproc-per-node=2",
+            "--master-addr=127.0.0.1", f"--master-port={master_port}", str(WORKLOAD), *map(str, args)]
 
 
 def get(port, path):
@@ -52,24 +68,46 @@ def hung(rankscoped_bin, tmp_path_factory):
         pytest.fail("py-spy is missing: scripts/setup.sh --deps installs it")
     tmp = tmp_path_factory.mktemp("hang")
     daemon = Daemon(rankscoped_bin, tmp / "out", extra=DAEMON_FLAGS).start()
+    # Two "hosts": daemons that know each other (--peers), on ports chosen before they start.
+    ports = [free_port(), free_port()]
+    for i in range(2):
+        (tmp / f"peers{i}").write_text(f"# the other host\n127.0.0.1:{ports[1 - i]}\n")
+    hosts = [Daemon(rankscoped_bin, tmp / f"out-host{i}", port=ports[i],
+                    extra=[*DAEMON_FLAGS, "--peers", tmp / f"peers{i}"]) for i in range(2)]
+    daemons = [daemon]
     jobs = {}
     try:
+        for d in hosts:
+            daemons.append(d.start())
+        (tmp / "pickled").mkdir()
         for name, fault in HANGS.items():
-            jobs[name] = start_job(torchrun("--fault", fault), job_env(daemon.socket, RANKSCOPE_JOB=name),
+            extra, env = [], {}
+            if name == PICKLED:
+                extra = ["--fr-dump-after-s", 8]
+                env = {"TORCH_FR_DUMP_TEMP_FILE": tmp / "pickled" / "nccl_trace_rank_"}
+            jobs[name] = start_job(torchrun("--fault", fault, *extra), job_env(daemon.socket, RANKSCOPE_JOB=name, **env),
                                    tmp / f"{name}.log")
         jobs[HEALTHY] = start_job(torchrun("--fault", "pause:0@15", "--pause-s", 4),
                                   job_env(daemon.socket, RANKSCOPE_JOB=HEALTHY), tmp / f"{HEALTHY}.log")
+        master = free_port()
+        for node, d in enumerate(hosts):
+            jobs[f"{MULTIHOST}-{node}"] = start_job(torchrun_node(node, master, "--fault", "stop:3@15"),
+                                                    job_env(d.socket, RANKSCOPE_JOB=MULTIHOST),
+                                                    tmp / f"{MULTIHOST}-{node}.log")
 
         def analysed():
             hangs = get(daemon.port, "/v1/hangs")["hangs"]
             done = {h["job"]: h for h in hangs if h["state"] in ("analysed", "failed")}
-            return done if all(name in done for name in HANGS) else None
+            done.update({h["job"]: h for h in get(hosts[0].port, "/v1/hangs")["hangs"]
+                         if h["state"] in ("analysed", "failed")})
+            return done if all(name in done for name in [*HANGS, MULTIHOST]) else None
         results = wait_for(analysed, 600, "every hung job to be detected, snapshotted and analysed", interval=2)
-        yield {"daemon": daemon, "jobs": jobs, "results": results, "tmp": tmp}
+        yield {"daemon": daemon, "hosts": hosts, "jobs": jobs, "results": results, "tmp": tmp}
     finally:
         for job in jobs.values():
             stop_job(job)
-        daemon.stop()
+        for d in daemons:
+            d.stop()
 
 
 def findings(result):
@@ -142,6 +180,74 @@ def test_a_dataloader_worker_deadlock(hung):
     (group,) = [g for g in main["groups"] if 1 in g["ranks"]]
     assert group["ranks"] == [1] and not group["majority"]
     assert any(f["file"].endswith("torch/utils/data/dataloader.py") for f in group["frames"])
+    # The daemon took the stack of rank 1's DataLoader worker (py-spy): stuck in the Dataset's
+    # __getitem__, on the lock it already holds. Only rank 1's: the others do not wait on theirs.
+    (worker,) = evidence(first, "stack_frame", "dataloader_worker")
+    assert worker["rank"] == 1 and "hang_job.py" in worker["subject"] and "__getitem__" in worker["subject"], worker
+    assert "__getitem__" in first["next"]["subject"] and "DataLoader worker" in first["sentence"]
+    ranks = {r["rank"]: r for r in result["report"]["ranks"]}
+    (stacks,) = ranks[1]["dataloader_workers"]
+    assert stacks["pid"] == worker["values"]["pid"] and stacks["file"].endswith("rank1.worker0.stacks.txt")
+    assert all(not ranks[r]["dataloader_workers"] for r in (0, 2, 3))
+    text = (pathlib.Path(result["dir"]) / "rank1.worker0.stacks.txt").read_text()
+    assert "taken: py-spy dump --native" in text and f"parent_pid: {ranks[1]['pid']}" in text
+    assert "torch/utils/data/_utils/worker.py" in text
+
+
+def test_pickled_flight_recorder_dumps_as_pytorch_writes_them(hung, run_rankscope):
+    """The dumps NCCL writes on a timeout are pickles (torch._C._distributed_c10d._dump_fr_trace()):
+    on their own, without stacks, they name the rank that skipped the collective."""
+    pickled = hung["tmp"] / "pickled"
+    wait_for(lambda: len(list(pickled.glob("nccl_trace_rank_[0-9]"))) == NPROC, 300, "every rank's pickled dump")
+    assert all(f.read_bytes()[:2] == b"\x80\x02" for f in pickled.glob("nccl_trace_rank_[0-9]"))
+    report = json.loads(run_rankscope("hang", "--json", "-", pickled).stdout)
+    assert not report["problems"], report["problems"]
+    (first, *_) = report["findings"]
+    assert first["kind"] == "hang_missing_from_collective" and first["ranks"] == [2], first
+    (waiting,) = evidence(first, "collective_waiting")
+    assert waiting["ranks"] == [0, 1, 3] and "metrics" in waiting["detail"]
+    # A truncated pickle is named, the rest analysed.
+    cut = hung["tmp"] / "pickled-cut"
+    shutil.copytree(pickled, cut)
+    dump = cut / "nccl_trace_rank_0"
+    dump.write_bytes(dump.read_bytes()[:100])
+    report = json.loads(run_rankscope("hang", "--json", "-", cut).stdout)
+    (problem,) = report["problems"]
+    assert problem["path"].endswith("nccl_trace_rank_0") and "truncated" in problem["message"]
+
+
+def test_a_hang_on_two_hosts_is_gathered_and_analysed_where_rank0_is(hung, run_rankscope):
+    host_a, host_b = hung["hosts"]
+    result = hung["results"][MULTIHOST]
+    (first, *_) = findings(result)
+    assert first["kind"] == "hang_missing_from_collective" and first["ranks"] == [3], first
+    (inner,) = evidence(first, "stack_frame", "innermost")
+    assert inner["rank"] == 3 and inner["detail"] == "time.sleep(1)"
+    ranks = {r["rank"]: r for r in result["report"]["ranks"]}
+    assert sorted(ranks) == [0, 1, 2, 3] and all(r["has_stacks"] and r["has_flight_recorder"] for r in ranks.values())
+    # Rank 0's daemon asked the other one and gathered its ranks 2 and 3.
+    (peer,) = result["peers"]
+    assert peer["peer"] == f"127.0.0.1:{host_b.port}" and peer["state"] == "gathered" and peer["ranks"] == [2, 3], peer
+    here = pathlib.Path(result["dir"])
+    for name in ("rank2.stacks.txt", "rank3.flightrecorder", f"capture.127.0.0.1-{host_b.port}.manifest",
+                 "hang.report"):
+        assert (here / name).is_file(), name
+    # The other daemon took its part for it (and, told so, no snapshot of its own).
+    theirs = [h for h in get(host_b.port, "/v1/hangs")["hangs"] if h["capture"] == result["capture"]]
+    assert [h["state"] for h in theirs] == ["taken for a peer"], theirs
+    assert 'rankscope_hang_detected{job="hang-twohosts"} 1' in get(host_b.port, "/metrics")
+    # The same from the CLI: every daemon's part of that snapshot, into one directory.
+    out = hung["tmp"] / "gathered"
+    proc = run_rankscope("hang", "--host", f"127.0.0.1:{host_a.port}", "--host", f"127.0.0.1:{host_b.port}",
+                         "--id", result["capture"], "--out", out, "--json", "-")
+    report = json.loads(proc.stdout)
+    assert report["findings"][0]["ranks"] == [3] and report["findings"][0]["kind"] == "hang_missing_from_collective"
+    assert sorted(p.name for p in out.glob("rank*.stacks.txt")) == [f"rank{r}.stacks.txt" for r in range(4)]
+    assert "gathered" in proc.stderr
+    # Without --id: the newest hang the daemons detected, which is this one.
+    proc = run_rankscope("hang", "--host", f"127.0.0.1:{host_a.port}", "--host", f"127.0.0.1:{host_b.port}",
+                         "--out", hung["tmp"] / "gathered-newest", "--json", "-")
+    assert json.loads(proc.stdout)["capture"] == result["capture"]
 
 
 def test_the_result_is_kept_served_and_shown(hung, run_rankscope):

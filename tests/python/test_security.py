@@ -29,7 +29,7 @@ import uuid
 
 import pytest
 
-from capture_helpers import Daemon, wait_for
+from capture_helpers import Daemon, py_spy_binary, wait_for
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ATTACKER, VICTIM = "rsattacker", "rsvictim"
@@ -116,6 +116,8 @@ class World:
         self.kineto_dir.mkdir(mode=0o755)
         self.procs = []
         quota = ["--max-processes-per-uid", "8"] if supports(rankscoped, "--max-processes-per-uid") else []
+        if py_spy_binary():
+            quota += ["--py-spy", py_spy_binary()]
         self.a = self.start_daemon("a", [
             "--kineto-socket-dir", str(self.kineto_dir), "--kineto-staging", str(self.root / "staging"),
             "--telemetry-interval-ms", "200", "--telemetry-retention-s", "5", "--telemetry-margin-s", "1", *quota],
@@ -450,6 +452,151 @@ def test_capture_directory_cannot_be_swapped_for_a_symlink(world):
     world.wait_saved(world.a, body["id"])
     assert "swap_failed" in log.read_text()
     assert not list((world.canary / "dir").iterdir())
+
+
+# ------------------------------------------------------------------------------------------------
+# Hang snapshots (issue 13): py-spy as root, text from collectors, files served to other daemons
+
+@pytest.mark.parametrize("program", ["/usr/bin/passwd", f"/usr/sbin/unix_chkpwd {ATTACKER} nullok"],
+                         ids=["setuid", "setgid"])
+def test_py_spy_is_never_run_on_a_process_that_became_another_users(world, program):
+    """A registered collector's process execs a setuid-root program (or a setgid-shadow one),
+    same pid, same start time, and so never answers the snapshot: the daemon must not ptrace it
+    with py-spy (it would dump memory that its user may not read — a root process's, or one that
+    read /etc/shadow — into the attacker's directory)."""
+    if not shutil.which("py-spy"):
+        pytest.fail("py-spy is missing: scripts/setup.sh --deps installs it")
+    job = f"execjob-{program.split()[0].rsplit('/', 1)[1]}"
+    log = world.log(job)
+    proc = world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", job,
+                          "--exec-on-request", program, "--seconds", 300, "--log", log)
+    wait_for(lambda: world.process(world.a, proc.pid), 20, "the attacker to register")
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": job}, "timeout_s": 60})))
+    assert out["status"] == 200, out
+    c = wait_for(lambda: (c := world.capture(world.a, out["body"]["id"]))["finished"] and c, 120, "the target")
+    status = {line.split(":")[0]: line.split()[1:] for line in open(f"/proc/{proc.pid}/status") if ":" in line}
+    if "passwd" in program:  # it is passwd now, running as root
+        assert status["Uid"] == [str(world.attacker[0]), "0", "0", "0"], status["Uid"]
+    else:  # unix_chkpwd, as the attacker but with group shadow
+        assert status["Uid"] == [str(world.attacker[0])] * 4 and status["Gid"][1] != str(world.attacker[1]), status
+    (target,) = c["targets"]
+    assert target["state"] == "failed" and "no longer the registered process" in target["detail"], target
+    assert not (pathlib.Path(c["dir"]) / "rank0.stacks.txt").exists()
+    proc.kill()  # it still counts against the attacker's quota of registered processes
+    proc.wait()
+
+
+def test_py_spy_runs_as_the_users_process_with_only_cap_sys_ptrace(world):
+    """A victim's rank stuck in C holding the GIL: its collector cannot answer, so the root daemon
+    takes its stack with py-spy — run as the victim with CAP_SYS_PTRACE only (py-spy opens the
+    files the process maps by the paths it shows: as root it could be pointed at anything)."""
+    if not py_spy_binary():
+        pytest.fail("py-spy is missing: scripts/setup.sh --deps installs it")
+    script = world.home / "victim_gil.py"
+    script.write_text("import ctypes, sys, time\nsys.path.insert(0, sys.argv[1])\nfrom rankscope import Tracker\n"
+                      "t = Tracker(auto_trigger=False)\nfor _ in range(80):  # 4 s: heartbeats tell the daemon\n    t.step()\n"
+                      "    time.sleep(0.05)\n"
+                      "open(sys.argv[2], 'w').close()\nctypes.PyDLL(None).sleep(600)  # in C, holding the GIL\n")
+    script.chmod(0o644)
+    env = dict(PATH="/usr/bin:/bin", RANK="0", WORLD_SIZE="1", RANKSCOPE_JOB="giljob", RANKSCOPE_SOCKET=world.a.socket,
+               RANKSCOPE_AUTO_TRIGGER="0")
+    ready = pathlib.Path(tempfile.mkdtemp(dir=world.home)) / "in-c"
+    os.chown(ready.parent, world.victim[0], world.victim[1])
+    proc = world.spawn_as(world.victim, env=env, cmd=[world.python, str(script), str(world.root / "pkg"), str(ready)])
+    wait_for(lambda: (p := world.process(world.a, proc.pid)) and p["step"] >= 1, 30, "the victim to register and step")
+    wait_for(ready.exists, 60, "the victim to enter C holding the GIL")
+    status, body, _ = world.api(world.a, "POST", "/v1/snapshot", {"selection": {"job": "giljob"}, "timeout_s": 60})
+    assert status == 200, body
+    c = world.wait_saved(world.a, body["id"], timeout=90)
+    (target,) = c["targets"]
+    assert target["state"] == "done" and "py-spy" in target["detail"], target
+    stacks = (pathlib.Path(c["dir"]) / "rank0.stacks.txt").read_text()
+    assert "taken: py-spy dump --native" in stacks and "Native " in stacks, stacks[:2000]
+    assert f"taken_as: uid {world.victim[0]} with CAP_SYS_PTRACE" in stacks, stacks[:600]
+    proc.kill()
+    proc.wait()
+
+
+def test_collector_text_cut_inside_a_character_does_not_end_the_daemon(world):
+    """A collector's error text is kept to 300 bytes; cut inside a two-byte character it was
+    invalid UTF-8, and writing the manifest threw in the daemon's watcher thread: the daemon
+    ended. (The autouse check also asserts both daemons are alive.)"""
+    world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", "utf8job", "--report", "failed",
+                   "--report-error", "a" + "\u00e9" * 200)
+    wait_for(lambda: any(p["job"] == "utf8job" for p in world.processes(world.a)), 20, "the attacker to register")
+    status, body, _ = world.api(world.a, "POST", "/v1/snapshot", {"selection": {"job": "utf8job"}, "timeout_s": 30})
+    assert status == 200, body
+    c = world.wait_saved(world.a, body["id"])
+    detail = c["targets"][0]["detail"]
+    assert detail.startswith("the collector failed: a\u00e9\u00e9") and "\ufffd" not in detail, detail
+    manifest = json.loads((pathlib.Path(c["dir"]) / "capture.manifest").read_text())
+    assert manifest["targets"][0]["detail"] == detail
+
+
+def test_a_user_cannot_claim_a_peer_daemons_hang(world):
+    """hang_reason in a snapshot request is how a peer's daemon says it detected a hang: the
+    daemon then records a result and holds back its own snapshot of the job. From a local user it
+    is refused (else anyone could push other users' hang results out of the bounded list)."""
+    proc = world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", "claimjob",
+                          "--report", "done", "--write-bytes", 100)
+    wait_for(lambda: world.process(world.a, proc.pid), 20, "the attacker to register")
+    before = world.api(world.a, "GET", "/v1/hangs")[1]
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "claimjob"}, "hang_reason": "x"})))
+    assert out["status"] == 403 and "hang_reason" in out["body"]["error"], out
+    assert world.api(world.a, "GET", "/v1/hangs")[1]["hangs"] == before["hangs"]
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "claimjob"}, "as_uid": 0})))
+    assert out["status"] == 403, out
+    # A peer's daemon (root here) asks on behalf of the attacker's job, whose name a victim uses
+    # on this host: the attacker's uid goes with it, and the victim's ranks are not taken.
+    world.victim_tracker(world.a, "peerjob")
+    status, body, _ = world.api(world.a, "POST", "/v1/snapshot", {"selection": {"job": "peerjob"},
+                                                                  "hang_reason": "x", "as_uid": world.attacker[0]})
+    assert status == 404 and "no process of job 'peerjob'" in body["error"], body  # only the attacker's are seen
+    assert not [c for c in world.api(world.a, "GET", "/v1/captures")[1]["captures"] if c.get("job") == "peerjob"]
+    assert world.api(world.a, "GET", "/v1/hangs")[1]["hangs"] == before["hangs"]
+    # The same request without it is an ordinary snapshot of the attacker's own job.
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "claimjob"}})))
+    assert out["status"] == 200, out
+    world.wait_saved(world.a, out["body"]["id"])
+    proc.kill()
+    proc.wait()
+
+
+def test_snapshot_files_are_served_only_to_their_user(world):
+    """GET /v1/captures/<id>/files/<name>, how daemons gather a multi-host snapshot, hands out
+    stacks: only the snapshot's own files, only regular files of its user, and only to that
+    user, root or a token holder."""
+    world.victim_tracker(world.a, "filesjob")
+    status, body, _ = world.api(world.a, "POST", "/v1/snapshot", {"selection": {"job": "filesjob"}, "timeout_s": 30})
+    assert status == 200, body
+    c = world.wait_saved(world.a, body["id"])
+    assert "rank0.stacks.txt" in c["files"] and "capture.manifest" in c["files"], c
+    path = f"/v1/captures/{body['id']}/files/rank0.stacks.txt"
+    status, text, _ = world.api(world.a, "GET", path)
+    assert status == 200 and text.startswith("rankscope-stacks 1"), (status, text[:200])
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--method", "GET", "--path", path))
+    assert out["status"] == 403, out
+    for name in ("hang.report", "rank1.stacks.txt", ".capture.manifest.tmp"):
+        assert world.api(world.a, "GET", f"/v1/captures/{body['id']}/files/{name}")[0] == 404, name
+    # The attacker's own snapshot, its stacks file swapped for a symlink to a root-only file
+    # once the daemon took it: refused, not followed.
+    world.spawn_as(world.attacker, "collector", "--socket", world.a.socket, "--job", "swapfilejob",
+                   "--write-bytes", 100, "--report", "done")
+    wait_for(lambda: any(p["job"] == "swapfilejob" for p in world.processes(world.a)), 20, "the attacker to register")
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--path", "/v1/snapshot",
+                                  "--body", json.dumps({"selection": {"job": "swapfilejob"}, "timeout_s": 30})))
+    c = world.wait_saved(world.a, out["body"]["id"])
+    assert c["targets"][0]["state"] == "done", c
+    stacks = pathlib.Path(c["dir"]) / "rank0.stacks.txt"
+    world.spawn_as(world.attacker, cmd=["ln", "-sf", str(world.canary / "secret"), str(stacks)]).wait()
+    assert stacks.is_symlink()
+    out = json.loads(world.run_as(world.attacker, "post", "--port", world.a.port, "--method", "GET",
+                                  "--path", f"/v1/captures/{c['id']}/files/rank0.stacks.txt"))
+    assert out["status"] == 409 and world.secret not in json.dumps(out), out
 
 
 # ------------------------------------------------------------------------------------------------

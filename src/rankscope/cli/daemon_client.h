@@ -38,6 +38,8 @@ class DaemonClient {
  public:
   static StatusOr<DaemonClient> FromOptions(const HostOptions& opt);
   const std::vector<DaemonHost>& hosts() const { return hosts_; }
+  const std::string& token() const { return token_; }
+  int timeout_s() const { return timeout_s_; }
 
   // One call per host, in parallel; replies in host order. body null = GET.
   std::vector<HostReply> Call(const std::string& path, const nlohmann::json& body = nullptr) const;

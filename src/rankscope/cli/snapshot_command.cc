@@ -2,10 +2,12 @@
 // (rank<R>.stacks.txt, format in docs/capture.md) — for a job that hangs.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "rankscope/cli/capture_report.h"
 #include "rankscope/cli/hang_command.h"
+#include "rankscope/cli/snapshot_download.h"
 #include "rankscope/cli/commands.h"
 #include "rankscope/daemon/capture_spec.h"
 
@@ -43,13 +45,29 @@ int RunSnapshot(const SnapshotOptions& opt) {
   if (outcome.expected == 0) return 1;
   int rc = opt.no_wait || outcome.produced == outcome.expected ? 0 : 1;
   if (opt.analyze && !outcome.dirs.empty()) {
-    // All hosts' directories together: a hang is matched across every rank of the job.
+    // All hosts' directories together: a hang is matched across every rank of the job. Those
+    // not on this machine are fetched from their daemons into ./<id>.
     HangCommandOptions h;
-    for (const auto& dir : outcome.dirs) {
+    std::vector<size_t> remote;
+    for (size_t i = 0; i < outcome.hosts.size(); ++i) {
+      const HostReply& r = outcome.hosts[i];
+      if (!r.status.ok() || !r.body.is_object() || !r.body.contains("dir") || !r.body["dir"].is_string()) continue;
+      const std::string dir = r.body["dir"].get<std::string>();
+      if (std::find(outcome.dirs.begin(), outcome.dirs.end(), dir) == outcome.dirs.end()) continue;
       if (::access(dir.c_str(), R_OK) == 0) {
-        h.paths.push_back(dir);
+        if (std::find(h.paths.begin(), h.paths.end(), dir) == h.paths.end()) h.paths.push_back(dir);
       } else {
-        fmt::print(stderr, "rankscope: {} is not on this machine; run `rankscope hang` where it is\n", dir);
+        remote.push_back(i);
+      }
+    }
+    if (!remote.empty()) {
+      auto got = DownloadSnapshot(*client, spec.snapshot_id, spec.snapshot_id, remote);
+      if (got.ok()) {
+        fmt::print(stderr, "rankscope: the parts of {} host{} gathered into {}\n", remote.size(),
+                   remote.size() == 1 ? "" : "s", got->dir);
+        h.paths.push_back(got->dir);
+      } else {
+        fmt::print(stderr, "rankscope: {}\n", got.status().message());
       }
     }
     if (!h.paths.empty()) {

@@ -30,6 +30,21 @@ CaptureTarget* Capture::Find(int32_t pid) {
   return nullptr;
 }
 
+std::vector<std::string> CaptureFileNames(const Capture& c) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& path) {
+    if (!path.empty()) names.push_back(std::filesystem::path(path).filename().string());
+  };
+  for (const auto& t : c.targets) {
+    if (t.state != TargetState::kDone) continue;
+    add(t.file);
+    add(t.extra_file);
+    for (const auto& w : t.worker_files) add(w);
+  }
+  if (c.saved) names.push_back("capture.manifest");
+  return names;
+}
+
 nlohmann::json ToJson(const Capture& c, const std::string& host) {
   nlohmann::json targets = nlohmann::json::array();
   int done = 0;
@@ -41,6 +56,7 @@ nlohmann::json ToJson(const Capture& c, const std::string& host) {
     if (t.last_step >= 0) j["last_step"] = t.last_step;
     if (!t.kineto_expected.empty()) j["kineto_file"] = t.kineto_expected;
     if (!t.extra_file.empty()) j["flight_recorder_file"] = t.extra_file;
+    if (!t.worker_files.empty()) j["worker_files"] = t.worker_files;
     targets.push_back(std::move(j));
     done += t.state == TargetState::kDone;
   }
@@ -49,6 +65,7 @@ nlohmann::json ToJson(const Capture& c, const std::string& host) {
                       {"created_unix_ms", c.created_unix_ms}, {"finished", c.finished()}, {"saved", c.saved},
                       {"produced", done}, {"targets", targets}, {"notes", c.notes}, {"save_errors", c.save_errors}};
   if (c.saved) j["disk_budget"] = ToJson(c.eviction);
+  if (c.kind == Capture::Kind::kSnapshot) j["files"] = CaptureFileNames(c);
   j["spec"] = c.kind == Capture::Kind::kTrace ? ToJson(c.trace) : ToJson(c.snapshot);
   return j;
 }

@@ -40,6 +40,10 @@ struct CaptureTarget {
   int64_t first_step = -1, last_step = -1;  // as recorded
   bool native_tried = false;       // snapshot: py-spy was run because the collector did not answer
   std::string extra_file;          // snapshot: the collector's flight-recorder dump, if any
+  // Snapshot: the stacks file is in; the target is done once the daemon has looked whether its
+  // main thread waits on its DataLoader, and if so taken its workers' stacks (capture_workers.cc).
+  bool stacks_in = false;
+  std::vector<std::string> worker_files;  // snapshot: rank<R>.worker<K>.stacks.txt
 
   bool finished() const { return state == TargetState::kDone || state == TargetState::kFailed; }
   // rank<R>, or pid<P> for a process without a rank; files are <base>.pt.trace.json.gz and
@@ -73,6 +77,10 @@ struct Capture {
   bool finished() const;
   CaptureTarget* Find(int32_t pid);
 };
+
+// The names of the files a capture produced in its directory, capture.manifest included once
+// saved: what GET /v1/captures/<id>/files/<name> serves, and what other daemons gather.
+std::vector<std::string> CaptureFileNames(const Capture& c);
 
 nlohmann::json ToJson(const Capture& c, const std::string& host);
 

@@ -1,13 +1,20 @@
 #include "rankscope/daemon/capture_manager.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 
+#include "rankscope/base/json_text.h"
+#include "rankscope/base/utf8.h"
 #include "rankscope/daemon/gzip_file.h"
 #include "rankscope/daemon/kineto_config.h"
 #include "rankscope/daemon/kineto_wire.h"
 #include "rankscope/daemon/step_alignment.h"
+#include "rankscope/hang/snapshot_files.h"
 
 namespace rankscope::daemon {
 namespace {
@@ -22,10 +29,9 @@ int64_t UnixMs() {
              std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string Clip(std::string s, size_t n) {
-  if (s.size() > n) s.resize(n);
-  return s;
-}
+// A collector's text, valid UTF-8 and cut between characters: it goes into JSON (the manifest,
+// the API), which cannot carry anything else.
+std::string Clip(const std::string& s, size_t n) { return ClipUtf8(s, n); }
 
 }  // namespace
 
@@ -278,7 +284,7 @@ void CaptureManager::OnCollectorReport(int32_t pid, const nlohmann::json& msg) {
     std::lock_guard lock(mu_);
     Capture* c = FindLocked(*id);
     CaptureTarget* t = c ? c->Find(pid) : nullptr;
-    if (!t || t->finished()) return;
+    if (!t || t->finished() || t->stacks_in) return;
     if (*first >= 0) t->first_step = *first;
     if (*last >= 0) t->last_step = *last;
     if (*state == "started") {
@@ -311,12 +317,20 @@ void CaptureManager::MarkDoneLocked(const Capture& c, CaptureTarget& t, const st
                            expected, c.dir.string());
     return;
   }
-  t.state = TargetState::kDone;
   t.file = (c.dir / expected).string();
+  if (c.kind == Capture::Kind::kTrace) {
+    t.state = TargetState::kDone;
+    return;
+  }
   // A snapshot may come with the collector's flight-recorder dump (docs/hang.md): a regular
-  // file of a plain name in the same directory.
+  // file of a plain name in the same directory. The target is done once the watcher has looked
+  // at its DataLoader (WorkerStacksPass).
   auto fr = StringField(msg, "fr_file", 255);
-  if (fr.ok() && IsPlainName(*fr) && regular(*fr)) t.extra_file = (c.dir / *fr).string();
+  if (fr.ok() && IsPlainName(*fr) && hang::ClassifySnapshotFile(*fr) == hang::SnapshotFileKind::kFlightRecorder &&
+      regular(*fr)) {
+    t.extra_file = (c.dir / *fr).string();
+  }
+  t.stacks_in = true;
 }
 
 void CaptureManager::OnAutoTrigger(const ProcessInfo& from, const nlohmann::json& msg) {
@@ -345,6 +359,47 @@ void CaptureManager::OnAutoTrigger(const ProcessInfo& from, const nlohmann::json
   auto r = StartTrace(spec, Requester{from.identity.uid}, reason);
   if (!r.ok()) fmt::print(stderr, "rankscoped: auto-trigger for job {} failed: {}\n", job, r.status().message());
   else fmt::print(stderr, "rankscoped: {} -> trace {}\n", reason, spec.trace_id);
+}
+
+StatusOr<CaptureManager::OpenedCapture> CaptureManager::OpenCapture(const std::string& id) {
+  std::string job;
+  OpenedCapture out;
+  {
+    std::lock_guard lock(mu_);
+    Capture* c = FindLocked(id);
+    if (!c) return NotFound("no capture {} on this host (or it is no longer remembered)", id);
+    job = c->job;
+    out.owner = c->owner;
+    out.kind = c->kind;
+    out.saved = c->saved;
+    out.files = CaptureFileNames(*c);
+  }
+  RANKSCOPE_ASSIGN_OR_RETURN(out.dir, out_->OpenCaptureDir(job, id));
+  return out;
+}
+
+Status CaptureManager::WriteCaptureFile(const std::string& id, const std::string& name,
+                                        const std::function<Status(int fd)>& write, bool replace) {
+  if (!IsPlainName(name) || name.front() == '.') return InvalidArgument("'{}' is not a file name", name);
+  RANKSCOPE_ASSIGN_OR_RETURN(OpenedCapture c, OpenCapture(id));
+  if (!replace && c.dir.StatEntry(name).ok()) {
+    return FailedPrecondition("{} is already in the snapshot directory", name);
+  }
+  return c.dir.WriteFile(name, write, c.owner);
+}
+
+Status CaptureManager::WriteCaptureFile(const std::string& id, const std::string& name, std::string_view content,
+                                        bool replace) {
+  return WriteCaptureFile(id, name, [&](int fd) -> Status {
+    size_t done = 0;
+    while (done < content.size()) {
+      const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return IoError("writing {}: {}", name, std::strerror(errno));
+      done += static_cast<size_t>(n);
+    }
+    return OkStatus();
+  }, replace);
 }
 
 std::optional<nlohmann::json> CaptureManager::Describe(const std::string& id) {
@@ -383,6 +438,7 @@ void CaptureManager::WatchLoop() {
     if (stop_) break;
     CollectKinetoTraces(lock);
     NativeStacksPass(lock);
+    WorkerStacksPass(lock);
     FailExitedTargetsLocked();
     CheckDeadlinesLocked(Clock::now());
     SaveFinished(lock);
@@ -458,6 +514,10 @@ void CaptureManager::FailExitedTargetsLocked() {
     if (c.finished()) continue;
     for (auto& t : c.targets) {
       if (t.finished() || ProcessAlive(t.pid, t.start_ticks)) continue;
+      if (t.stacks_in) {  // its stacks were written before it exited
+        t.state = TargetState::kDone;
+        continue;
+      }
       t.state = TargetState::kFailed;
       t.detail = t.first_step >= 0 ? fmt::format("the process exited (pid {} is gone) after starting at step {}", t.pid, t.first_step)
                                    : fmt::format("the process exited (pid {} is gone) before producing its file", t.pid);
@@ -499,6 +559,12 @@ void CaptureManager::CheckDeadlinesLocked(Clock::time_point now) {
     const auto timeout_s = std::chrono::duration_cast<std::chrono::seconds>(c.deadline - c.created).count();
     for (auto& t : c.targets) {
       if (t.finished()) continue;
+      if (t.stacks_in) {
+        t.state = TargetState::kDone;
+        t.detail = fmt::format("{}{}its DataLoader workers' stacks were not taken within {} s", t.detail,
+                               t.detail.empty() ? "" : "; ", timeout_s);
+        continue;
+      }
       t.detail = fmt::format("timed out after {} s: {}", timeout_s, TimeoutReason(t));
       t.state = TargetState::kFailed;
       CancelAtCollector(c, t);
@@ -559,7 +625,7 @@ void CaptureManager::SaveBesideTraces(Capture& c) const {
 Status CaptureManager::WriteManifest(const Capture& c) const {
   // Not *.json: the trace reader takes every *.json in a directory for a trace.
   RANKSCOPE_ASSIGN_OR_RETURN(DirHandle dir, out_->OpenCaptureDir(c.job, c.id));
-  return dir.WriteFile("capture.manifest", ToJson(c, options_.host).dump(2) + "\n", c.owner);
+  return dir.WriteFile("capture.manifest", DumpJson(ToJson(c, options_.host)), c.owner);
 }
 
 }  // namespace rankscope::daemon

@@ -58,6 +58,8 @@ class CaptureManager {
     std::string py_spy;
     std::chrono::seconds native_after{5};
     std::chrono::seconds native_timeout{20};
+    // DataLoader worker processes whose stacks are taken per rank that waits on its DataLoader.
+    size_t max_dataloader_workers = 8;
   };
   using CollectorSend = std::function<Status(const UnixAddress&, const nlohmann::json&)>;
 
@@ -81,6 +83,22 @@ class CaptureManager {
   void OnAutoTrigger(const ProcessInfo& from, const nlohmann::json& msg);
 
   std::optional<nlohmann::json> Describe(const std::string& id);
+
+  // A capture's directory, opened through descriptors (never a path a user could redirect),
+  // with the user its files belong to and the files it produced.
+  struct OpenedCapture {
+    DirHandle dir;
+    FileOwner owner;
+    Capture::Kind kind = Capture::Kind::kTrace;
+    bool saved = false;
+    std::vector<std::string> files;  // CaptureFileNames
+  };
+  StatusOr<OpenedCapture> OpenCapture(const std::string& id);
+  // Writes a file into a capture's directory as its user (atomically: a temporary file, then
+  // renamed); `replace` = false refuses a name that is already there.
+  Status WriteCaptureFile(const std::string& id, const std::string& name, std::string_view content, bool replace);
+  Status WriteCaptureFile(const std::string& id, const std::string& name, const std::function<Status(int fd)>& write,
+                          bool replace);
   nlohmann::json List();
   size_t active();
 
@@ -108,6 +126,10 @@ class CaptureManager {
   void CollectKinetoTraces(std::unique_lock<std::mutex>& lock);
   void CollectKinetoTrace(KinetoCheck& k) const;
   void NativeStacksPass(std::unique_lock<std::mutex>& lock);  // capture_native.cc
+  void WorkerStacksPass(std::unique_lock<std::mutex>& lock);  // capture_workers.cc
+  void TakeWorkerStacks(const std::string& capture_id, const std::string& job, int32_t pid, int32_t rank,
+                        const FileOwner& owner, const std::string& stacks_file, std::vector<std::string>* worker_files,
+                        std::string* note) const;
   void FailExitedTargetsLocked();
   void CheckDeadlinesLocked(Clock::time_point now);
   std::string TimeoutReason(const CaptureTarget& t) const;

@@ -48,7 +48,10 @@ nlohmann::json ToJson(const TraceSpec& s) {
 }
 
 nlohmann::json ToJson(const SnapshotSpec& s) {
-  return {{"snapshot_id", s.snapshot_id}, {"selection", ToJson(s.selection)}, {"timeout_s", s.timeout_s}};
+  nlohmann::json j = {{"snapshot_id", s.snapshot_id}, {"selection", ToJson(s.selection)}, {"timeout_s", s.timeout_s}};
+  if (!s.hang_reason.empty()) j["hang_reason"] = s.hang_reason;
+  if (s.as_uid >= 0) j["as_uid"] = s.as_uid;
+  return j;
 }
 
 StatusOr<int64_t> IntegerField(const nlohmann::json& j, const char* key, int64_t fallback, int64_t lo, int64_t hi) {
@@ -148,6 +151,8 @@ StatusOr<SnapshotSpec> SnapshotSpecFromJson(const nlohmann::json& j) {
   RANKSCOPE_RETURN_IF_ERROR(ReadSelection(j, &s.selection));
   RANKSCOPE_ASSIGN_OR_RETURN(int64_t timeout, IntegerField(j, "timeout_s", 20, 1, kMaxSnapshotTimeoutS));
   s.timeout_s = static_cast<int32_t>(timeout);
+  RANKSCOPE_ASSIGN_OR_RETURN(s.hang_reason, StringField(j, "hang_reason", kMaxHangReason));
+  RANKSCOPE_ASSIGN_OR_RETURN(s.as_uid, IntegerField(j, "as_uid", -1, 0, 0xfffffffe));
   return s;
 }
 

@@ -53,7 +53,15 @@ struct SnapshotSpec {
   std::string snapshot_id;
   Selection selection;
   int32_t timeout_s = 20;
+  // Set by the daemon that detected a hang of the job and asks its peers to snapshot their
+  // ranks too (hang_watch.h): why. The peer then does not take one of its own.
+  std::string hang_reason;
+  // With hang_reason: the uid of the job's user on the asking host. The peer snapshots only that
+  // user's processes (a job name is only unique per user), so that a hung job never has another
+  // user's ranks of the same name gathered into its directory. -1: not given.
+  int64_t as_uid = -1;
 };
+inline constexpr size_t kMaxHangReason = 300;
 
 // A name used as one path component: [A-Za-z0-9._-], not "." or "..", 1..128 bytes.
 bool IsSafeName(std::string_view name);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "rankscope/base/utf8.h"
+
 namespace rankscope::daemon {
 namespace {
 
@@ -10,10 +12,8 @@ constexpr size_t kMaxDatagram = 64 * 1024;
 constexpr size_t kMaxCommand = 200;
 constexpr size_t kMaxHost = 255;
 
-std::string Clip(std::string s, size_t n) {
-  if (s.size() > n) s.resize(n);
-  return s;
-}
+// Valid UTF-8, cut between characters: these strings are written out as JSON.
+std::string Clip(const std::string& s, size_t n) { return ClipUtf8(s, n); }
 
 // A duration in ms or s: any JSON number (a float is right here) within [lo, 1e9].
 StatusOr<double> Duration(const nlohmann::json& msg, const char* key, double fallback, double lo) {

@@ -1,19 +1,14 @@
 #include "rankscope/daemon/hang_watch.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
+#include "rankscope/base/json_text.h"
+#include "rankscope/base/utf8.h"
 #include "rankscope/hang/hang_analysis.h"
 #include "rankscope/report/hang_report.h"
 
 namespace rankscope::daemon {
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
 
 int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -25,32 +20,11 @@ double Median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-// hang.report in the snapshot directory (owned by the job's user): the directory is opened
-// without following a link, the file created under a fresh temporary name, then renamed.
-void SaveReport(const std::string& dir, const std::string& text) {
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dfd < 0) return;
-  const char* tmp = ".hang.report.tmp";
-  ::unlinkat(dfd, tmp, 0);
-  const int fd = ::openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    ::close(fd);
-    if (done != text.size() || ::renameat(dfd, tmp, dfd, "hang.report") != 0) ::unlinkat(dfd, tmp, 0);
-  }
-  ::close(dfd);
-}
-
 }  // namespace
 
 HangWatch::HangWatch(Options options, ProcessRegistry* registry, CaptureManager* captures)
-    : options_(std::move(options)), registry_(registry), captures_(captures) {}
+    : options_(std::move(options)), registry_(registry), captures_(captures),
+      peer_client_(options_.token, options_.peer_timeout) {}
 
 HangWatch::~HangWatch() { Stop(); }
 
@@ -84,7 +58,11 @@ void HangWatch::Check(SteadyClock::time_point now) {
   for (auto& p : registry_->List()) {
     if (p.is_rank() && (p.kinds & kTrackerClient)) by_job[p.identity.job].push_back(std::move(p));
   }
-  std::vector<std::pair<std::string, std::string>> fire;
+  struct ToFire {
+    std::string job, reason;
+    uid_t uid;  // the job's user (job names are per user: process_registry.h)
+  };
+  std::vector<ToFire> fire;
   {
     std::lock_guard lock(mu_);
     for (auto it = jobs_.begin(); it != jobs_.end();) {  // jobs that are gone
@@ -115,18 +93,25 @@ void HangWatch::Check(SteadyClock::time_point now) {
       p.median_step_ms = Median(step_ms);
       if (s.hung) continue;
       auto reason = HangReason(p, now, options_.thresholds);
-      if (!reason) continue;
+      if (!reason) {
+        s.hung_since = {};
+        continue;
+      }
       if (s.fired && now - s.last_auto < options_.cooldown) continue;  // one per job per cooldown
+      if (s.hung_since == SteadyClock::time_point{}) s.hung_since = now;
+      // With peers, the daemon of rank 0 gathers: the others give it time to ask them.
+      const bool has_rank0 = std::any_of(procs.begin(), procs.end(), [](const ProcessInfo& q) { return q.identity.rank == 0; });
+      if (!options_.peers.empty() && !has_rank0 && now - s.hung_since < options_.peer_grace) continue;
       s.fired = true;
       s.hung = true;
       s.last_auto = now;
-      fire.emplace_back(job, *reason);
+      fire.push_back({job, *reason, procs.front().identity.uid});
     }
   }
-  for (const auto& [job, reason] : fire) Fire(job, reason);
+  for (const ToFire& f : fire) Fire(f.job, f.reason, f.uid);
 }
 
-void HangWatch::Fire(const std::string& job, const std::string& reason) {
+void HangWatch::Fire(const std::string& job, const std::string& reason, uid_t uid) {
   SnapshotSpec spec;
   spec.snapshot_id = "hang-" + NewCaptureId();
   spec.selection.job = job;
@@ -136,6 +121,7 @@ void HangWatch::Fire(const std::string& job, const std::string& reason) {
   r.capture_id = spec.snapshot_id;
   r.reason = reason;
   r.detected_unix_ms = UnixMs();
+  r.started = SteadyClock::now();
   auto started = captures_->StartSnapshot(spec, Requester{}, "hang detected: " + reason);
   if (!started.ok()) {
     r.state = "failed";
@@ -144,6 +130,9 @@ void HangWatch::Fire(const std::string& job, const std::string& reason) {
   } else {
     r.dir = started->value("dir", "");
     fmt::print(stderr, "rankscoped: hang of job {} detected ({}) -> snapshot {}\n", job, reason, r.capture_id);
+    spec.hang_reason = ClipUtf8(reason, kMaxHangReason);
+    spec.as_uid = uid;  // the peers take only this user's ranks of the job
+    r.peers = AskPeers(spec);  // the other hosts snapshot their ranks under the same id
   }
   std::lock_guard lock(mu_);
   ++snapshots_total_;
@@ -151,35 +140,86 @@ void HangWatch::Fire(const std::string& job, const std::string& reason) {
   while (results_.size() > options_.max_results) results_.pop_front();
 }
 
+void HangWatch::OnPeerSnapshot(const std::string& job, const std::string& capture_id, const std::string& dir,
+                               const std::string& reason) {
+  const auto now = SteadyClock::now();
+  std::lock_guard lock(mu_);
+  if (jobs_.count(job) || jobs_.size() < options_.max_jobs) {
+    JobState& s = jobs_[job];
+    s.fired = true;  // its daemon gathers and analyses: this one does not take a snapshot of its own
+    s.hung = true;
+    s.last_auto = now;
+  }
+  Result r;
+  r.job = job;
+  r.capture_id = capture_id;
+  r.dir = dir;
+  r.reason = "detected by a peer's daemon: " + reason;
+  r.detected_unix_ms = UnixMs();
+  r.started = now;
+  r.state = "taken for a peer";
+  ++snapshots_total_;
+  results_.push_back(std::move(r));
+  while (results_.size() > options_.max_results) results_.pop_front();
+  fmt::print(stderr, "rankscoped: snapshot {} of job {} taken for a peer's daemon ({})\n", capture_id, job, reason);
+}
+
 void HangWatch::AnalysePending() {
-  std::vector<std::pair<std::string, std::string>> ready;  // capture id, dir
+  struct Pending {
+    std::string id, dir;
+    SteadyClock::time_point started;
+    std::vector<PeerPart> peers;
+  };
+  std::vector<Pending> ready;
   {
     std::lock_guard lock(mu_);
     for (const Result& r : results_) {
-      if (r.state == "snapshotting") ready.emplace_back(r.capture_id, r.dir);
+      if (r.state == "snapshotting") ready.push_back({r.capture_id, r.dir, r.started, r.peers});
     }
   }
-  for (const auto& [id, dir] : ready) {
-    auto c = captures_->Describe(id);
-    if (c && !c->value("saved", false)) continue;  // still taking stacks
-    std::string state = "failed", error;
-    nlohmann::json report;
-    if (!c) {
-      error = "the snapshot is no longer known to the daemon";
-    } else if (auto a = hang::AnalyzeHang({dir}, hang::HangOptions{}); !a.ok()) {
-      error = std::string(a.status().message());
-    } else {
-      report = HangReportJson(*a);
-      state = "analysed";
-      SaveReport(dir, report.dump(2) + "\n");
+  for (Pending& p : ready) {
+    auto c = captures_->Describe(p.id);
+    if (c && !c->value("saved", false)) continue;  // still taking stacks here
+    const bool all_in = c && GatherFromPeers(p.id, p.started, &p.peers);
+    {
+      std::lock_guard lock(mu_);
+      for (Result& r : results_) {
+        if (r.capture_id != p.id) continue;
+        r.peers = p.peers;
+        if (!c) {
+          r.state = "failed";
+          r.error = "the snapshot is no longer known to the daemon";
+        }
+      }
     }
-    std::lock_guard lock(mu_);
-    for (Result& r : results_) {
-      if (r.capture_id != id) continue;
-      r.state = state;
-      r.error = error;
-      r.report = std::move(report);
+    if (all_in) Analyse(p.id, p.dir);  // else a peer is still taking its part
+  }
+}
+
+// Every host's files are in the capture directory now: read them through its descriptor, only
+// files of the capture's user, analyse, keep the report beside them.
+void HangWatch::Analyse(const std::string& capture_id, const std::string& dir) {
+  std::string state = "failed", error;
+  nlohmann::json report;
+  auto capture = captures_->OpenCapture(capture_id);
+  if (!capture.ok()) {
+    error = capture.status().message();
+  } else if (auto files = hang::ReadSnapshotDirectory(capture->dir.fd(), dir, {.job = "", .owner = capture->owner.uid});
+             !files.ok()) {
+    error = files.status().message();
+  } else {
+    report = HangReportJson(hang::AnalyzeSnapshot(std::move(*files), hang::HangOptions{}));
+    state = "analysed";
+    if (Status s = captures_->WriteCaptureFile(capture_id, "hang.report", DumpJson(report), /*replace=*/true); !s.ok()) {
+      fmt::print(stderr, "rankscoped: {}: hang.report not written: {}\n", capture_id, s.message());
     }
+  }
+  std::lock_guard lock(mu_);
+  for (Result& r : results_) {
+    if (r.capture_id != capture_id) continue;
+    r.state = state;
+    r.error = error;
+    r.report = std::move(report);
   }
 }
 
@@ -187,6 +227,15 @@ nlohmann::json HangWatch::ResultJson(const Result& r, bool full) {
   nlohmann::json j = {{"job", r.job}, {"capture", r.capture_id}, {"dir", r.dir}, {"reason", r.reason},
                       {"detected_unix_ms", r.detected_unix_ms}, {"state", r.state}};
   if (!r.error.empty()) j["error"] = r.error;
+  if (!r.peers.empty()) {
+    nlohmann::json peers = nlohmann::json::array();
+    for (const PeerPart& p : r.peers) {
+      nlohmann::json pj = {{"peer", p.peer}, {"state", p.state}, {"ranks", p.ranks}, {"files", p.files}};
+      if (!p.error.empty()) pj["error"] = p.error;
+      peers.push_back(std::move(pj));
+    }
+    j["peers"] = std::move(peers);
+  }
   if (r.report.is_object()) {
     nlohmann::json findings = nlohmann::json::array();
     for (const auto& f : r.report.value("findings", nlohmann::json::array())) {

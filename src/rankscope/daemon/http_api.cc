@@ -1,12 +1,14 @@
 #include "rankscope/daemon/http_api.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <map>
 #include <mutex>
 
+#include "rankscope/base/json_text.h"
 #include "rankscope/daemon/http_server.h"
 #include "rankscope/telemetry/prometheus_text.h"
 
@@ -15,10 +17,12 @@ namespace {
 
 // /v1/files lists at most this many files (the newest), so that its reply stays small.
 constexpr size_t kMaxListedFiles = 5000;
+// A snapshot's largest file: a Flight Recorder dump (hang/flight_recorder.h).
+constexpr uint64_t kMaxServedFileBytes = 256u << 20;
 
 void Reply(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(2) + "\n", "application/json");
+  res.set_content(DumpJson(body), "application/json");
 }
 
 int HttpStatus(const Status& s) {
@@ -106,6 +110,7 @@ HttpApi::HttpApi(DaemonInfo info, ProcessRegistry* registry, CaptureManager* cap
       {"POST", "/v1/snapshot", &HttpApi::PostSnapshot},
       {"GET", "/v1/captures", &HttpApi::GetCaptures},
       {"GET", R"(/v1/captures/([A-Za-z0-9._-]+))", &HttpApi::GetCapture},
+      {"GET", R"(/v1/captures/([A-Za-z0-9._-]+)/files/([A-Za-z0-9._-]+))", &HttpApi::GetCaptureFile},
       {"GET", "/v1/files", &HttpApi::GetFiles},
       {"GET", "/v1/telemetry", &HttpApi::GetTelemetry},
       {"GET", "/metrics", &HttpApi::GetMetrics},
@@ -209,11 +214,29 @@ void HttpApi::PostTrace(const httplib::Request& req, httplib::Response& res) {
 }
 
 void HttpApi::PostSnapshot(const httplib::Request& req, httplib::Response& res) {
+  Requester who = RequesterOf(req);
+  bool from_user = false;  // a hang_reason from a local user: not a peer's daemon
   ReplyWith(res, [&]() -> StatusOr<nlohmann::json> {
     RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req));
     RANKSCOPE_ASSIGN_OR_RETURN(SnapshotSpec spec, SnapshotSpecFromJson(body));
-    return captures_->StartSnapshot(std::move(spec), RequesterOf(req));
+    // A hang_reason makes this daemon record a hang result and hold back its own snapshot of the
+    // job (HangWatch::OnPeerSnapshot): only a peer's daemon may say so — root on this host, or a
+    // token holder from another — never a local user (who could push other users' hang results
+    // out of the bounded list, or silence the detection of their own job). as_uid likewise; it
+    // narrows the snapshot to that user's processes, as if that user asked.
+    if ((!spec.hang_reason.empty() || spec.as_uid >= 0) && who.local_uid && *who.local_uid != 0) {
+      from_user = true;
+      return InvalidArgument("hang_reason and as_uid are for the daemons of a job's other hosts (root, or a token holder)");
+    }
+    if (spec.as_uid >= 0) who = Requester{static_cast<uid_t>(spec.as_uid)};
+    const std::string reason = spec.hang_reason.empty() ? "request" : "hang detected by a peer: " + spec.hang_reason;
+    RANKSCOPE_ASSIGN_OR_RETURN(nlohmann::json started, captures_->StartSnapshot(spec, who, reason));
+    if (!spec.hang_reason.empty() && info_.on_peer_hang) {
+      info_.on_peer_hang(started.value("job", ""), spec.snapshot_id, started.value("dir", ""), spec.hang_reason);
+    }
+    return started;
   }(), info_.host);
+  if (from_user) res.status = 403;
 }
 
 void HttpApi::GetCaptures(const httplib::Request&, httplib::Response& res) {
@@ -225,6 +248,36 @@ void HttpApi::GetCapture(const httplib::Request& req, httplib::Response& res) {
   auto c = captures_->Describe(id);
   if (!c) return Reply(res, 404, {{"error", fmt::format("no capture {} on this host", id)}});
   Reply(res, 200, *c);
+}
+
+// A file of a snapshot, streamed from its descriptor: only a name the capture produced, only a
+// regular file of the capture's user with one link, and only to that user (or root, or a token
+// holder from elsewhere): stacks show a job's code.
+void HttpApi::GetCaptureFile(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1], name = req.matches[2];
+  auto c = captures_->OpenCapture(id);
+  if (!c.ok()) return Reply(res, 404, {{"error", c.status().message()}});
+  if (c->kind != Capture::Kind::kSnapshot) return Reply(res, 404, {{"error", "only a snapshot's files are served"}});
+  if (!RequesterOf(req).may_capture(c->owner.uid)) {
+    return Reply(res, 403, {{"error", fmt::format("snapshot {} belongs to another user", id)}});
+  }
+  if (std::find(c->files.begin(), c->files.end(), name) == c->files.end()) {
+    return Reply(res, 404, {{"error", fmt::format("snapshot {} has no file {}", id, name)}});
+  }
+  auto fd = c->dir.OpenOwnedFile(name, c->owner.uid);
+  if (!fd.ok()) return Reply(res, 409, {{"error", fd.status().message()}});
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0 || static_cast<uint64_t>(st.st_size) > kMaxServedFileBytes) {
+    return Reply(res, 413, {{"error", fmt::format("{} is larger than {} MiB", name, kMaxServedFileBytes >> 20)}});
+  }
+  auto file = std::make_shared<UniqueFd>(std::move(*fd));
+  res.set_content_provider(static_cast<size_t>(st.st_size), "application/octet-stream",
+                           [file](size_t offset, size_t length, httplib::DataSink& sink) {
+                             char buf[65536];
+                             const ssize_t n = ::pread(file->get(), buf, std::min(length, sizeof(buf)),
+                                                       static_cast<off_t>(offset));
+                             return n > 0 && sink.write(buf, static_cast<size_t>(n));
+                           });
 }
 
 void HttpApi::GetFiles(const httplib::Request&, httplib::Response& res) {

@@ -4,6 +4,9 @@
 //   POST /v1/trace               start a trace (body: TraceSpec as JSON) -> the capture
 //   POST /v1/snapshot            start a stack snapshot (body: SnapshotSpec) -> the capture
 //   GET  /v1/captures[/<id>]     captures and, per process, what was produced or why not
+//   GET  /v1/captures/<id>/files/<name>  a file a snapshot produced (its stacks, Flight Recorder
+//                                dumps, manifest), for the daemons and the CLI that gather a
+//                                multi-host snapshot; its user, root or a token holder only
 //   GET  /v1/files               files in the output directory, oldest first (the newest 5000)
 //   GET  /v1/telemetry           the node's key figures from the latest samples (rankscope top)
 //   GET  /metrics                every telemetry series and the hang gauge, Prometheus text format
@@ -44,6 +47,9 @@ struct DaemonInfo {
   // Automatic hang detection (hang_watch.h); unset with --no-hang-watch.
   std::function<nlohmann::json()> hangs, hangs_brief;
   std::function<std::string()> hang_metrics;
+  // A peer's daemon detected a hang of `job` and had its ranks here snapshotted as `capture`.
+  std::function<void(const std::string& job, const std::string& capture, const std::string& dir,
+                     const std::string& reason)> on_peer_hang;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost": the only binds allowed without a token.
@@ -76,6 +82,7 @@ class HttpApi {
   void PostSnapshot(const httplib::Request& req, httplib::Response& res);
   void GetCaptures(const httplib::Request& req, httplib::Response& res);
   void GetCapture(const httplib::Request& req, httplib::Response& res);
+  void GetCaptureFile(const httplib::Request& req, httplib::Response& res);
   void GetFiles(const httplib::Request& req, httplib::Response& res);
   void GetTelemetry(const httplib::Request& req, httplib::Response& res);
   void GetMetrics(const httplib::Request& req, httplib::Response& res);

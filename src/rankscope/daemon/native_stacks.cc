@@ -1,15 +1,21 @@
 #include "rankscope/daemon/native_stacks.h"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+
+#include "rankscope/daemon/proc_identity.h"
 
 extern char** environ;
 
@@ -29,15 +35,43 @@ std::string OneLine(std::string s) {
   return s;
 }
 
+Status NotTheProcess(int32_t pid) {
+  return FailedPrecondition("pid {} is no longer the registered process running as its user (it exited, or it exec'd "
+                            "a setuid or setgid program, or is not dumpable): its stack is not taken", pid);
+}
+
+// In the child between fork and exec (async-signal-safe calls only): become `as` keeping only
+// CAP_SYS_PTRACE, as an ambient capability so that it survives the exec. False on any failure:
+// the child then exits without running py-spy at all.
+bool DropToUserWithPtrace(const RunAs& as) {
+  if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) return false;
+  if (::setgroups(0, nullptr) != 0 || ::setresgid(as.gid, as.gid, as.gid) != 0) return false;
+  if (::setresuid(as.uid, as.uid, as.uid) != 0) return false;
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  data[0].permitted = data[0].effective = data[0].inheritable = 1u << CAP_SYS_PTRACE;
+  if (::syscall(SYS_capset, &header, data) != 0) return false;
+  return ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SYS_PTRACE, 0, 0) == 0;
+}
+
+// A binary (ELF), not a script: only a binary can be exec'd through its descriptor by a user who
+// cannot reach its path.
+bool IsBinary(int fd) {
+  char magic[4] = {};
+  return ::pread(fd, magic, sizeof(magic), 0) == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+}
+
 }  // namespace
 
 StatusOr<std::string> PySpyJsonToStacks(const nlohmann::json& threads, const NativeStackHeader& h, int64_t time_unix_ms) {
   if (!threads.is_array()) return DataLoss("py-spy's output is not a list of threads");
   std::string out = "rankscope-stacks 1\n";
+  if (h.parent_pid > 0) out += fmt::format("parent_pid: {}\n", h.parent_pid);
   out += fmt::format("pid: {}\nrank: {}\nworld_size: {}\njob: {}\nhost: {}\ncapture: {}\nsteps_completed: {}\n"
                      "step_ms: {:.3f}\ntaken: py-spy dump --native\ntaken_because: {}\ntime_unix_ms: {}\n",
                      h.pid, h.rank, h.world_size, OneLine(h.job), OneLine(h.host), OneLine(h.capture),
                      h.steps_completed, h.step_ms, OneLine(h.because), time_unix_ms);
+  if (!h.taken_as.empty()) out += fmt::format("taken_as: {}\n", OneLine(h.taken_as));
   out += fmt::format("threads: {}\norder: most recent call last\n", threads.size());
   // The main thread first, as the collector writes it.
   std::vector<const nlohmann::json*> order;
@@ -90,24 +124,59 @@ std::string FindExecutable(const std::string& spec) {
   return "";
 }
 
+namespace {
+
+// Starts `py_spy dump --native --json --pid P` with its stdout on `out`, as `as` when the daemon
+// is root and py_spy a binary (else as the daemon: said once); `*as_user` says which.
+StatusOr<pid_t> StartPySpy(const std::string& py_spy, int32_t target, const RunAs& as, int out, bool* as_user) {
+  const int bin = ::open(py_spy.c_str(), O_RDONLY | O_CLOEXEC);
+  if (bin < 0) return IoError("cannot open {}: {}", py_spy, std::strerror(errno));
+  const bool drop = ::geteuid() == 0 && as.uid != 0;
+  *as_user = drop && IsBinary(bin);
+  if (drop && !*as_user) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      fmt::print(stderr, "rankscoped: {} is a script, not py-spy's binary: it runs as root, not as the job's user "
+                         "(give --py-spy the binary)\n", py_spy);
+    });
+  }
+  const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const std::string pid = std::to_string(target);
+  const char* argv[] = {py_spy.c_str(), "dump", "--native", "--json", "--pid", pid.c_str(), nullptr};
+  char* const* args = const_cast<char* const*>(argv);
+  const bool user = *as_user;
+  const pid_t child = ::fork();
+  if (child == 0) {  // only async-signal-safe calls until the exec
+    if (::dup2(out, STDOUT_FILENO) < 0 || devnull < 0 || ::dup2(devnull, STDERR_FILENO) < 0) ::_exit(126);
+    if (user) {
+      if (!DropToUserWithPtrace(as)) ::_exit(126);
+      ::syscall(SYS_execveat, bin, "", args, environ, AT_EMPTY_PATH);
+    } else {
+      ::execve(py_spy.c_str(), args, environ);
+    }
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(bin);
+  if (devnull >= 0) ::close(devnull);
+  if (child < 0) return IoError("cannot run {}: {}", py_spy, std::strerror(fork_errno));
+  return child;
+}
+
+}  // namespace
+
 StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeStackHeader& header,
-                                       std::chrono::seconds timeout, size_t max_output) {
+                                       std::chrono::seconds timeout, const RunAs& as, size_t max_output) {
   int out_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return IoError("pipe: {}", std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  const std::string pid = std::to_string(header.pid);
-  const char* argv[] = {py_spy.c_str(), "dump", "--native", "--json", "--pid", pid.c_str(), nullptr};
-  pid_t child = -1;
-  const int rc = ::posix_spawn(&child, py_spy.c_str(), &actions, nullptr, const_cast<char* const*>(argv), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  bool as_user = false;
+  const StatusOr<pid_t> started = StartPySpy(py_spy, header.pid, as, out_pipe[1], &as_user);
   ::close(out_pipe[1]);
-  if (rc != 0) {
+  if (!started.ok()) {
     ::close(out_pipe[0]);
-    return IoError("cannot run {}: {}", py_spy, std::strerror(rc));
+    return started.status();
   }
+  const pid_t child = *started;
   std::string output;
   bool too_big = false, timed_out = false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -137,6 +206,9 @@ StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeSt
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
   if (timed_out) return IoError("py-spy did not finish within {} s", timeout.count());
   if (too_big) return OutOfRange("py-spy printed more than {} MiB", max_output >> 20);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 126) {
+    return IoError("py-spy could not be started as uid {} with CAP_SYS_PTRACE (the daemon must run as root)", as.uid);
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return IoError("py-spy failed (exit {}): not allowed to ptrace the process (the daemon must run as root), or the "
                    "process is gone", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -145,7 +217,21 @@ StatusOr<std::string> TakeNativeStacks(const std::string& py_spy, const NativeSt
   if (threads.is_discarded()) return DataLoss("py-spy's output is not JSON");
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();
-  return PySpyJsonToStacks(threads, header, now_ms);
+  NativeStackHeader h = header;
+  h.taken_as = as_user ? fmt::format("uid {} with CAP_SYS_PTRACE", as.uid) : "root";
+  return PySpyJsonToStacks(threads, h, now_ms);
+}
+
+StatusOr<std::string> TakeStacksOf(const std::string& py_spy, const NativeStackHeader& header, uint64_t start_ticks,
+                                   const RunAs& as, std::chrono::seconds timeout) {
+  if (!ProcessRunsAs(header.pid, start_ticks, as.uid)) return NotTheProcess(header.pid);
+  auto text = TakeNativeStacks(py_spy, header, timeout, as);
+  if (!text.ok()) {  // once more: py-spy can miss a process that is busy starting a thread
+    if (!ProcessRunsAs(header.pid, start_ticks, as.uid)) return NotTheProcess(header.pid);
+    text = TakeNativeStacks(py_spy, header, timeout, as);
+  }
+  if (text.ok() && !ProcessRunsAs(header.pid, start_ticks, as.uid)) return NotTheProcess(header.pid);
+  return text;
 }
 
 }  // namespace rankscope::daemon

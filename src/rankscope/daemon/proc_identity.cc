@@ -1,11 +1,15 @@
 #include "rankscope/daemon/proc_identity.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "rankscope/base/utf8.h"
 #include "rankscope/daemon/capture_spec.h"
 
 namespace rankscope::daemon {
@@ -43,7 +47,7 @@ std::string StatField(const std::string& stat, int index) {
   return "";
 }
 
-int32_t ParentPid(const std::string& stat) {
+int32_t ParentPidOf(const std::string& stat) {
   const std::string f = StatField(stat, 4);
   int32_t ppid = -1;
   std::from_chars(f.data(), f.data() + f.size(), ppid);
@@ -92,7 +96,7 @@ StatusOr<ProcIdentity> ReadProcIdentity(int32_t pid, const std::string& proc_roo
   id.world_size = ToInt(env, "WORLD_SIZE");
   int32_t ppid = -1;
   if (auto stat = ReadWhole(fmt::format("{}/{}/stat", proc_root, pid)); stat.ok()) {
-    ppid = ParentPid(*stat);
+    ppid = ParentPidOf(*stat);
     id.start_ticks = StartTicks(*stat);
   }
   id.job = JobFromEnvironment(env, pid, ppid);
@@ -102,8 +106,9 @@ StatusOr<ProcIdentity> ReadProcIdentity(int32_t pid, const std::string& proc_roo
     id.gid = st.st_gid;
   }
   if (auto cmd = ReadWhole(fmt::format("{}/{}/cmdline", proc_root, pid)); cmd.ok()) {
-    id.command = cmd->substr(0, 200);
-    for (char& c : id.command) c = c == '\0' ? ' ' : c;
+    std::string command = cmd->substr(0, 200);
+    for (char& c : command) c = c == '\0' ? ' ' : c;
+    id.command = ClipUtf8(command, 200);  // any bytes: it is written out as JSON
     while (!id.command.empty() && id.command.back() == ' ') id.command.pop_back();
   }
   return id;
@@ -118,6 +123,58 @@ uint64_t ProcessStartTicks(int32_t pid, const std::string& proc_root) {
 bool ProcessAlive(int32_t pid, uint64_t start_ticks, const std::string& proc_root) {
   const uint64_t now = ProcessStartTicks(pid, proc_root);
   return now != 0 && (start_ticks == 0 || now == start_ticks);
+}
+
+}  // namespace rankscope::daemon
+
+namespace rankscope::daemon {
+
+bool ProcessRunsAs(int32_t pid, uint64_t start_ticks, uid_t uid, const std::string& proc_root) {
+  if (pid <= 0 || !ProcessAlive(pid, start_ticks, proc_root)) return false;
+  auto status = ReadWhole(fmt::format("{}/{}/status", proc_root, pid), 64 << 10);
+  if (!status.ok()) return false;
+  // The four ids of a "Uid:" or "Gid:" line, all equal to `want` (any one value when nullopt).
+  auto all_one = [&](std::string_view key, std::optional<uint64_t> want) {
+    const size_t at = status->find(fmt::format("\n{}:", key));
+    if (at == std::string::npos) return false;
+    const size_t from = at + key.size() + 2;
+    std::istringstream line(status->substr(from, status->find('\n', from) - from));
+    int fields = 0;
+    for (uint64_t id = 0; line >> id; ++fields) {
+      if (want && id != *want) return false;
+      want = id;
+    }
+    return fields == 4;
+  };
+  if (!all_one("Uid", uint64_t{uid}) || !all_one("Gid", std::nullopt)) return false;
+  struct stat st {};
+  // Not dumpable: the kernel gives the files of /proc/<pid>/ to root (the directory keeps its owner).
+  if (::stat(fmt::format("{}/{}/status", proc_root, pid).c_str(), &st) != 0 || st.st_uid != uid) return false;
+  // The ids must not have changed while we read: the same process still (pid reuse).
+  return ProcessAlive(pid, start_ticks, proc_root);
+}
+
+int32_t ParentPid(int32_t pid, const std::string& proc_root) {
+  auto stat = ReadWhole(fmt::format("{}/{}/stat", proc_root, pid), 4096);
+  return stat.ok() ? std::max(ParentPidOf(*stat), 0) : 0;
+}
+
+std::vector<int32_t> ChildProcesses(int32_t pid, size_t max, const std::string& proc_root, size_t max_scanned) {
+  std::vector<int32_t> out;
+  DIR* dir = ::opendir(proc_root.c_str());
+  if (!dir) return out;
+  size_t scanned = 0;
+  while (dirent* e = ::readdir(dir)) {
+    if (++scanned > max_scanned) break;
+    int32_t child = 0;
+    const std::string_view name = e->d_name;
+    if (std::from_chars(name.data(), name.data() + name.size(), child).ec != std::errc() || child <= 0) continue;
+    if (ParentPid(child, proc_root) == pid) out.push_back(child);
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end());
+  if (out.size() > max) out.resize(max);
+  return out;
 }
 
 }  // namespace rankscope::daemon

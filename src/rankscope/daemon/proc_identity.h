@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "rankscope/base/status.h"
 
@@ -33,6 +34,22 @@ StatusOr<ProcIdentity> ReadProcIdentity(int32_t pid, const std::string& proc_roo
 uint64_t ProcessStartTicks(int32_t pid, const std::string& proc_root = "/proc");
 // Is the process that had (pid, start_ticks) still running? start_ticks 0: any process of that pid.
 bool ProcessAlive(int32_t pid, uint64_t start_ticks, const std::string& proc_root = "/proc");
+
+// Does (pid, start_ticks) still name a running process whose real, effective, saved and file
+// system uids are all `uid`, whose four gids are one, and which is dumpable (the kernel gives
+// the files of /proc/<pid>/ to root otherwise)? That is, a process its user could ptrace.
+// Checked right before and after the daemon ptraces a process (py-spy): a registered process
+// that exec'd a setuid or setgid program (or one with file capabilities), or whose pid now names
+// another process, is never dumped.
+bool ProcessRunsAs(int32_t pid, uint64_t start_ticks, uid_t uid, const std::string& proc_root = "/proc");
+
+// The parent pid of `pid` (0 when unknown).
+int32_t ParentPid(int32_t pid, const std::string& proc_root = "/proc");
+
+// The children of `pid` (from /proc/<n>/stat, as the kernel tells them), ascending, at most
+// `max`; /proc is scanned once, at most `max_scanned` entries.
+std::vector<int32_t> ChildProcesses(int32_t pid, size_t max, const std::string& proc_root = "/proc",
+                                    size_t max_scanned = 1'000'000);
 
 // The job a process belongs to, the same rule as the Python collector (rankscope/_identity.py):
 // RANKSCOPE_JOB, else SLURM_JOB_ID, else TORCHELASTIC_RUN_ID unless it is "none", else

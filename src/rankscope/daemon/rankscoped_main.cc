@@ -13,6 +13,7 @@
 #include "rankscope/daemon/http_api.h"
 #include "rankscope/daemon/kineto_endpoint.h"
 #include "rankscope/daemon/native_stacks.h"
+#include "rankscope/daemon/peers.h"
 #include "rankscope/daemon/token_file.h"
 #include "rankscope/telemetry/telemetry_service.h"
 
@@ -61,6 +62,8 @@ struct Flags {
   bool baseline_first_healthy = false;
   std::string compare_bin;  // default: `rankscope` beside this binary
   bool no_auto_compare = false;
+  std::string peers_file;
+  int hang_peer_grace_s = 30;
 };
 
 // Everything the daemon runs, in the order it is started.
@@ -222,9 +225,12 @@ Status StartKineto(const Flags& f, Daemon& d) {
   return rankscope::OkStatus();
 }
 
-void StartHangWatch(const Flags& f, Daemon& d) {
+void StartHangWatch(const Flags& f, const std::string& token, std::vector<rd::Peer> peers, Daemon& d) {
   if (f.no_hang_watch) return;
   rd::HangWatch::Options h;
+  h.peers = std::move(peers);
+  h.token = token;
+  h.peer_grace = std::chrono::seconds(f.hang_peer_grace_s);
   h.thresholds = {f.hang_min_stall_s, f.hang_step_factor, f.hang_fr_pending_s};
   h.interval = std::chrono::milliseconds(f.hang_interval_ms);
   h.cooldown = std::chrono::seconds(f.hang_cooldown_s);
@@ -254,6 +260,9 @@ Status StartApi(const Flags& f, const std::string& token, Daemon& d) {
     info.hangs = [w] { return w->Json(); };
     info.hangs_brief = [w] { return w->Brief(); };
     info.hang_metrics = [w] { return w->Metrics(); };
+    info.on_peer_hang = [w](const std::string& job, const std::string& id, const std::string& dir, const std::string& reason) {
+      w->OnPeerSnapshot(job, id, dir, reason);
+    };
   }
   rd::HttpLimits limits;
   limits.max_per_peer = f.http_connections_per_user;
@@ -268,12 +277,24 @@ StatusOr<std::unique_ptr<Daemon>> StartDaemon(const Flags& f) {
   if (!f.token_file.empty()) {
     RANKSCOPE_ASSIGN_OR_RETURN(token, rd::ReadTokenFile(f.token_file));
   }
+  std::vector<rd::Peer> peers;
+  if (!f.peers_file.empty()) {
+    RANKSCOPE_ASSIGN_OR_RETURN(peers, rd::ReadPeersFile(f.peers_file));
+    for (const rd::Peer& p : peers) {
+      if (!rd::IsLoopback(p.host) && token.empty()) {
+        return rankscope::FailedPrecondition(
+            "peer {} is on another host: its daemon accepts requests from here only with the token (give every "
+            "daemon the same --token-file)", p.Label());
+      }
+    }
+    if (f.no_hang_watch) fmt::print(stderr, "rankscoped: --peers is used by the hang watch, which is off\n");
+  }
   RANKSCOPE_RETURN_IF_ERROR(OpenOutput(f, *d));
   RANKSCOPE_RETURN_IF_ERROR(StartCollectorEndpoint(f, *d));
   StartTelemetry(f, *d);
   StartCaptures(f, *d);
   RANKSCOPE_RETURN_IF_ERROR(StartKineto(f, *d));
-  StartHangWatch(f, *d);
+  StartHangWatch(f, token, std::move(peers), *d);
   RANKSCOPE_RETURN_IF_ERROR(StartApi(f, token, *d));
   return d;
 }
@@ -350,6 +371,10 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str()->check(CLI::Range(2, 3600));
   app.add_option("--py-spy", f.py_spy, "py-spy, for stacks of ranks whose collector does not answer ('' = never)")
       ->capture_default_str();
+  app.add_option("--peers", f.peers_file, "File of the other hosts' daemons (host:port lines): a detected hang is "
+                 "snapshotted on every host and analysed here (docs/hang.md)");
+  app.add_option("--hang-peer-grace-s", f.hang_peer_grace_s, "With --peers, a daemon without rank 0 waits this much "
+                 "longer for rank 0's daemon to gather")->capture_default_str()->check(CLI::Range(0, 86400));
   app.add_option("--native-stacks-after-s", f.native_after_s, "Take a stack with py-spy when a collector has not answered a snapshot after this long")
       ->capture_default_str()->check(CLI::Range(1, 3600));
   app.add_flag("--baseline-first-healthy", f.baseline_first_healthy,

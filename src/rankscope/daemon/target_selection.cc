@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "rankscope/base/utf8.h"
+
 namespace rankscope::daemon {
 namespace {
 
@@ -16,7 +18,7 @@ std::string DescribeJobs(const std::vector<ProcessInfo>& procs) {
 }
 
 std::string Who(const ProcessInfo& p) {
-  return fmt::format("pid {} ({})", p.pid, p.identity.command.empty() ? "?" : p.identity.command.substr(0, 60));
+  return fmt::format("pid {} ({})", p.pid, p.identity.command.empty() ? "?" : ClipUtf8(p.identity.command, 60));
 }
 
 }  // namespace

@@ -67,7 +67,8 @@ enum class EvidenceKind : uint8_t {
   kCollectiveElsewhere, // rank waits in another group's collective meanwhile (seq, pending_s)
   kStackTaken,          // rank: how its stack was taken (subject "collector"/"py-spy"); steps_completed, seconds_since_last_step
   kNoStack,             // rank: no stack; detail says why
-  kStackFrame,          // a frame; subject_kind: "innermost", "native", "gil", "common", "odd", "majority", "majority_innermost"
+  kStackFrame,          // a frame; subject_kind: "innermost", "native", "gil", "common", "odd", "majority",
+                        // "majority_innermost", "dataloader_worker" (a worker process of `rank`; value pid)
   kCompareDelta, // rank + subject + detail (cause): the difference per step, BASE vs NEW, and the noise band
   kText,         // a sentence no other kind can express (keep rare)
 };

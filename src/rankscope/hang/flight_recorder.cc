@@ -5,16 +5,33 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rankscope/base/utf8.h"
+#include "rankscope/hang/pickle_reader.h"
+
 namespace rankscope::hang {
 namespace {
 
 using Json = nlohmann::json;
 
+// A float where an integer is expected (a hand-made dump, a NaN from a pickle) is clamped, never
+// converted out of range.
+int64_t FromDouble(double v) {
+  if (!(v == v)) return 0;
+  if (v >= 9.2e18) return INT64_MAX;
+  if (v <= -9.2e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+int64_t FromJsonNumber(const Json& v) {
+  if (v.is_number_unsigned()) return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX));
+  if (v.is_number_integer()) return v.get<int64_t>();
+  return FromDouble(v.get<double>());
+}
+
 int64_t Int(const Json& j, const char* key, int64_t fallback = 0) {
   auto it = j.find(key);
   if (it == j.end()) return fallback;
-  if (it->is_number_integer() || it->is_number_unsigned()) return it->get<int64_t>();
-  if (it->is_number_float()) return static_cast<int64_t>(it->get<double>());
+  if (it->is_number()) return FromJsonNumber(*it);
   if (it->is_string()) {  // pg_status and a few others are strings of numbers
     const std::string& s = it->get_ref<const std::string&>();
     int64_t v = fallback;
@@ -24,12 +41,22 @@ int64_t Int(const Json& j, const char* key, int64_t fallback = 0) {
   return fallback;
 }
 
+// A string or a number as text; anything else (a list, which could be nested deeper than
+// dump() can recurse) is "". Strings come from the job's user: printable only.
+std::string Text(const Json& v) {
+  if (v.is_string()) return PrintableUtf8(v.get_ref<const std::string&>());
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  return "";
+}
+
 std::string Str(const Json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_number()) return it->dump();
-  return "";
+  return it == j.end() ? "" : Text(*it);
+}
+
+bool Bool(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
 }
 
 std::vector<std::vector<int64_t>> Sizes(const Json& j, const char* key) {
@@ -39,7 +66,7 @@ std::vector<std::vector<int64_t>> Sizes(const Json& j, const char* key) {
   for (const Json& shape : *it) {
     std::vector<int64_t> dims;
     if (shape.is_array()) {
-      for (const Json& d : shape) dims.push_back(d.is_number() ? d.get<int64_t>() : -1);
+      for (const Json& d : shape) dims.push_back(d.is_number() ? FromJsonNumber(d) : -1);
     }
     out.push_back(std::move(dims));
   }
@@ -50,7 +77,7 @@ std::vector<std::string> Strings(const Json& j, const char* key) {
   std::vector<std::string> out;
   auto it = j.find(key);
   if (it == j.end() || !it->is_array()) return out;
-  for (const Json& s : *it) out.push_back(s.is_string() ? s.get<std::string>() : s.dump());
+  for (const Json& s : *it) out.push_back(Text(s));
   return out;
 }
 
@@ -59,10 +86,10 @@ bool ParseEntry(const Json& e, FrEntry* out) {
   auto pg = e.find("process_group");
   if (pg == e.end()) return false;
   if (pg->is_array() && !pg->empty()) {
-    out->pg_name = (*pg)[0].is_string() ? (*pg)[0].get<std::string>() : (*pg)[0].dump();
-    if (pg->size() > 1 && (*pg)[1].is_string()) out->pg_desc = (*pg)[1].get<std::string>();
+    out->pg_name = Text((*pg)[0]);
+    if (pg->size() > 1) out->pg_desc = Text((*pg)[1]);
   } else if (pg->is_string()) {
-    out->pg_name = pg->get<std::string>();
+    out->pg_name = Text(*pg);
   } else {
     return false;
   }
@@ -71,14 +98,14 @@ bool ParseEntry(const Json& e, FrEntry* out) {
   out->collective_seq_id = Int(e, "collective_seq_id");
   out->p2p_seq_id = Int(e, "p2p_seq_id");
   out->op_id = Int(e, "op_id");
-  out->is_p2p = e.value("is_p2p", false);
+  out->is_p2p = Bool(e, "is_p2p");
   out->profiling_name = Str(e, "profiling_name");
   out->input_sizes = Sizes(e, "input_sizes");
   out->output_sizes = Sizes(e, "output_sizes");
   out->input_dtypes = Strings(e, "input_dtypes");
   out->output_dtypes = Strings(e, "output_dtypes");
   out->state = Str(e, "state");
-  out->retired = e.value("retired", false);
+  out->retired = Bool(e, "retired");
   out->time_created_ns = Int(e, "time_created_ns");
   out->timeout_ms = Int(e, "timeout_ms");
   return true;
@@ -91,7 +118,7 @@ void ParsePgConfig(const Json& config, FrDump* d) {
   for (const auto& [name, pg] : config.items()) {
     if (!pg.is_object()) continue;
     ProcessGroupInfo info;
-    info.name = name;
+    info.name = PrintableUtf8(name);
     info.desc = Str(pg, "desc");
     auto ranks = pg.find("ranks");
     if (ranks != pg.end() && ranks->is_string()) {
@@ -126,7 +153,7 @@ void ParseRankscope(const Json& rs, FrDump* d) {
   for (const auto& [name, pg] : groups->items()) {
     if (!pg.is_object()) continue;
     ProcessGroupInfo info;
-    info.name = name;
+    info.name = PrintableUtf8(name);
     info.desc = Str(pg, "desc");
     if (auto r = pg.find("ranks"); r != pg.end() && r->is_array()) {
       for (const Json& v : *r) {
@@ -134,7 +161,7 @@ void ParseRankscope(const Json& rs, FrDump* d) {
       }
     }
     std::sort(info.ranks.begin(), info.ranks.end());
-    d->groups[name] = std::move(info);  // the collector knows better than gloo's empty pg_config
+    d->groups[info.name] = std::move(info);  // the collector knows better than gloo's empty pg_config
   }
 }
 
@@ -157,14 +184,22 @@ StatusOr<FrDump> ParseFlightRecorder(std::string_view text, std::string_view pat
                       kMaxFlightRecorderBytes >> 20);
   }
   Json j;
-  try {
-    j = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    return DataLoss("{}: not a complete JSON flight-recorder dump (byte {} of {}): a truncated file?", path, e.byte,
-                    text.size());
+  if (LooksLikePickle(text)) {  // PyTorch's own dumps (NCCL on a timeout, _dump_fr_trace)
+    auto decoded = ReadPickle(text);
+    if (!decoded.ok()) return decoded.status().WithContext(path);
+    j = std::move(*decoded);
+  } else {
+    try {
+      j = Json::parse(text.begin(), text.end());
+    } catch (const Json::parse_error& e) {
+      return DataLoss("{}: not a complete JSON flight-recorder dump (byte {} of {}): a truncated file?", path, e.byte,
+                      text.size());
+    } catch (const Json::exception& e) {  // e.g. a number out of range: 1e999
+      return DataLoss("{}: not a flight-recorder dump: {}", path, e.what());
+    }
   }
   if (!j.is_object() || !j.contains("entries")) {
-    return DataLoss("{}: JSON without \"entries\": not a flight-recorder dump", path);
+    return DataLoss("{}: a dump without \"entries\": not a flight-recorder dump", path);
   }
   FrDump d;
   d.path = std::string(path);

@@ -2,9 +2,10 @@
 // default; TORCH_FR_BUFFER_SIZE / TORCH_NCCL_TRACE_BUFFER_SIZE). The collector dumps it with
 // `torch._C._distributed_c10d._dump_fr_trace_json()` into rank<R>.flightrecorder beside the
 // stacks, adding a "rankscope" object (rank, job, host, dump time, and every process group's
-// global ranks, which gloo's dump leaves empty). JSON dumps PyTorch writes itself (e.g.
-// nccl_trace_rank_<R> with TORCH_NCCL_DUMP_ON_TIMEOUT) are read the same way; the rank then
-// comes from the file name.
+// global ranks, which gloo's dump leaves empty). The dumps PyTorch writes itself (NCCL on a
+// timeout with TORCH_NCCL_DUMP_ON_TIMEOUT, to $TORCH_FR_DUMP_TEMP_FILE<rank>, by default
+// /tmp/nccl_trace_rank_<R>) are pickles of the same structure, read with pickle_reader.h; their
+// rank comes from the file name.
 #pragma once
 
 #include <cstdint>
@@ -60,8 +61,9 @@ struct FrDump {
   size_t skipped_entries = 0;         // entries that were not objects or lacked a group
 };
 
-// Parses a JSON Flight Recorder dump. `rank_hint` is used when the dump does not name its rank
-// (PyTorch's own dumps). Truncated or malformed JSON is an error naming the byte offset.
+// Parses a Flight Recorder dump, JSON or pickled (told apart by the pickle's first bytes).
+// `rank_hint` is used when the dump does not name its rank (PyTorch's own dumps). A truncated or
+// malformed dump, or a pickle that is not plain data, is an error naming the byte offset.
 StatusOr<FrDump> ParseFlightRecorder(std::string_view text, std::string_view path, int64_t rank_hint);
 
 inline constexpr size_t kMaxFlightRecorderBytes = 256u << 20;

@@ -83,6 +83,7 @@ HangAnalysis AnalyzeSnapshot(SnapshotFiles files, const HangOptions& options) {
   HangAnalysis a;
   a.options = options;
   a.files = std::move(files);
+  if (a.files.world_size > kMaxWorldSize) a.files.world_size = -1;  // files read by snapshot_files are bounded already
   a.ranks = Overview(a.files);
   a.roles = FoldStacks(a.files.stacks);
   for (const RoleGroups& rg : a.roles) a.verdicts.push_back(JudgeRole(rg));

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rankscope/base/utf8.h"
+#include "rankscope/hang/pickle_reader.h"
 #include "rankscope/hang/rank_ranges.h"
 
 namespace rankscope::hang {
@@ -20,23 +22,22 @@ namespace {
 
 constexpr size_t kMaxManifestBytes = 16u << 20;
 constexpr size_t kMaxFilesPerDir = 100000;
+constexpr size_t kMaxTargets = 1 << 20;
 
-enum class FileKind { kStacks, kFlightRecorder, kTorchDump, kManifest, kOther };
+using FileKind = SnapshotFileKind;
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
+bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-FileKind Classify(const std::string& name) {
-  if (EndsWith(name, ".stacks.txt")) return FileKind::kStacks;
-  if (EndsWith(name, ".flightrecorder")) return FileKind::kFlightRecorder;
-  if (name == "capture.manifest") return FileKind::kManifest;
-  if (name.rfind("nccl_trace_rank_", 0) == 0 || name.find("fr_trace") != std::string::npos) return FileKind::kTorchDump;
-  return FileKind::kOther;
+bool AllDigits(std::string_view s) {
+  return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// Reads a regular file through `dirfd` (AT_FDCWD for a path), never following a symbolic link.
-StatusOr<std::string> ReadFileAt(int dirfd, const std::string& name, const std::string& shown, size_t max_bytes) {
+// Reads a regular file through `dirfd` (AT_FDCWD for a path), never following a symbolic link;
+// with `owner`, only a file of that user with a single link.
+StatusOr<std::string> ReadFileAt(int dirfd, const std::string& name, const std::string& shown, size_t max_bytes,
+                                 std::optional<uint32_t> owner) {
   const int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ELOOP) return IoError("{}: a symbolic link; not followed", shown);
@@ -46,6 +47,11 @@ StatusOr<std::string> ReadFileAt(int dirfd, const std::string& name, const std::
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return IoError("{}: not a regular file", shown);
+  }
+  if (owner && (st.st_uid != *owner || st.st_nlink != 1)) {
+    ::close(fd);
+    return FailedPrecondition("{}: not read: it belongs to uid {} with {} links, not to the snapshot's user (uid {}) "
+                              "with one", shown, st.st_uid, st.st_nlink, *owner);
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     ::close(fd);
@@ -65,22 +71,32 @@ StatusOr<std::string> ReadFileAt(int dirfd, const std::string& name, const std::
 }
 
 struct Reader {
+  std::optional<uint32_t> owner;
   SnapshotFiles out;
-  std::vector<RankStacks> stacks;
+  std::vector<RankStacks> stacks, workers;
   std::vector<FrDump> dumps;
-  std::string manifest_path;
 
   // `open_name`: relative to `dirfd` (or a path with AT_FDCWD); `name`: the file's own name.
-  void ReadOne(int dirfd, const std::string& open_name, const std::string& name, const std::string& shown) {
-    const FileKind kind = Classify(name);
-    if (kind == FileKind::kOther) return;
-    const size_t limit = kind == FileKind::kStacks ? kMaxStacksFileBytes
+  // A file named on the command line (`named`) whose name says nothing is read if it is a
+  // pickle: PyTorch's dumps can have any prefix (TORCH_FR_DUMP_TEMP_FILE).
+  void ReadOne(int dirfd, const std::string& open_name, const std::string& name, const std::string& shown,
+               bool named = false) {
+    FileKind kind = ClassifySnapshotFile(name);
+    if (kind == FileKind::kOther && !named) return;
+    const size_t limit = kind == FileKind::kStacks || kind == FileKind::kWorkerStacks ? kMaxStacksFileBytes
                          : kind == FileKind::kManifest ? kMaxManifestBytes
                                                        : kMaxFlightRecorderBytes;
-    auto text = ReadFileAt(dirfd, open_name, shown, limit);
+    auto text = ReadFileAt(dirfd, open_name, shown, limit, owner);
     if (!text.ok()) {
       out.problems.push_back({shown, text.status().message()});
       return;
+    }
+    if (kind == FileKind::kOther) {
+      if (!LooksLikePickle(*text)) {
+        return out.problems.push_back({shown, "not a stack snapshot (*.stacks.txt), flight-recorder dump "
+                                              "(*.flightrecorder, nccl_trace_rank_<R>, a pickle) or capture.manifest"});
+      }
+      kind = FileKind::kTorchDump;
     }
     switch (kind) {
       case FileKind::kStacks: {
@@ -90,14 +106,15 @@ struct Reader {
         stacks.push_back(std::move(*s));
         break;
       }
+      case FileKind::kWorkerStacks: {
+        auto s = ParseStacks(*text, shown);
+        if (!s.ok()) return out.problems.push_back({shown, s.status().message()});
+        s->rank = RankFromFileName(name);  // the rank whose worker it is
+        workers.push_back(std::move(*s));
+        break;
+      }
       case FileKind::kFlightRecorder:
       case FileKind::kTorchDump: {
-        if (!text->empty() && static_cast<unsigned char>((*text)[0]) == 0x80) {
-          return out.problems.push_back(
-              {shown, "a pickled flight-recorder dump (PyTorch's default on timeout); rankscope reads the JSON form: "
-                      "convert it with `python3 -m rankscope.fr_convert FILE` or dump with "
-                      "torch._C._distributed_c10d._dump_fr_trace_json()"});
-        }
         auto d = ParseFlightRecorder(*text, shown, RankFromFileName(name));
         if (!d.ok()) return out.problems.push_back({shown, d.status().message()});
         dumps.push_back(std::move(*d));
@@ -111,30 +128,37 @@ struct Reader {
     }
   }
 
+  // Every host's manifest adds its ranks' notes (a snapshot gathered from several daemons).
   void ReadManifest(const std::string& text, const std::string& shown) {
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return out.problems.push_back({shown, "not a JSON capture manifest"});
-    manifest_path = shown;
-    if (out.capture.empty() && j.contains("id") && j["id"].is_string()) out.capture = j["id"].get<std::string>();
+    if (out.capture.empty() && j.contains("id") && j["id"].is_string()) out.capture = PrintableUtf8(j["id"].get<std::string>());
     auto targets = j.find("targets");
     if (targets == j.end() || !targets->is_array()) return;
     for (const auto& t : *targets) {
       if (!t.is_object() || !t.contains("rank") || !t["rank"].is_number_integer()) continue;
       TargetNote n;
-      if (t.contains("state") && t["state"].is_string()) n.state = t["state"].get<std::string>();
-      if (t.contains("detail") && t["detail"].is_string()) n.detail = t["detail"].get<std::string>();
-      out.targets[t["rank"].get<int64_t>()] = std::move(n);
+      if (t.contains("state") && t["state"].is_string()) n.state = PrintableUtf8(t["state"].get<std::string>());
+      if (t.contains("detail") && t["detail"].is_string()) n.detail = PrintableUtf8(t["detail"].get<std::string>());
+      const int64_t rank = t["rank"].get<int64_t>();
+      if (rank >= 0 && out.targets.size() < kMaxTargets) out.targets[rank] = std::move(n);
     }
   }
 
   void ReadDirectory(const std::string& path) {
     const int dirfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) return out.problems.push_back({path, std::strerror(errno)});
+    ReadOpenDirectory(dirfd, path);
+  }
+
+  // Takes `dirfd` over.
+  void ReadOpenDirectory(int dirfd, const std::string& path) {
     DIR* dir = ::fdopendir(dirfd);
     if (!dir) {
       ::close(dirfd);
       return out.problems.push_back({path, std::strerror(errno)});
     }
+    ::rewinddir(dir);  // a duplicated descriptor shares the position of one read before
     std::vector<std::string> names;
     while (dirent* e = ::readdir(dir)) {
       const std::string name = e->d_name;
@@ -143,7 +167,8 @@ struct Reader {
       names.push_back(name);
     }
     std::sort(names.begin(), names.end());
-    for (const std::string& name : names) ReadOne(::dirfd(dir), name, name, path + "/" + name);
+    // A name is the user's too: shown only printable.
+    for (const std::string& name : names) ReadOne(::dirfd(dir), name, name, PrintableUtf8(path + "/" + name));
     ::closedir(dir);
   }
 
@@ -153,11 +178,7 @@ struct Reader {
     if (S_ISDIR(st.st_mode)) return ReadDirectory(path);
     const size_t slash = path.rfind('/');
     const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-    if (Classify(name) == FileKind::kOther) {
-      return out.problems.push_back({path, "not a stack snapshot (*.stacks.txt), flight-recorder dump "
-                                           "(*.flightrecorder, nccl_trace_rank_<R>) or capture.manifest"});
-    }
-    ReadOne(AT_FDCWD, path, name, path);
+    ReadOne(AT_FDCWD, path, name, PrintableUtf8(path), /*named=*/true);
   }
 };
 
@@ -188,6 +209,27 @@ Status CheckUnique(std::vector<T>* items, std::string_view what) {
 
 }  // namespace
 
+SnapshotFileKind ClassifySnapshotFile(std::string_view name) {
+  if (EndsWith(name, ".stacks.txt")) {
+    // rank<R>.worker<K>.stacks.txt
+    const std::string_view stem = name.substr(0, name.size() - std::string_view(".stacks.txt").size());
+    const size_t dot = stem.find(".worker");
+    if (stem.rfind("rank", 0) == 0 && dot != std::string_view::npos && AllDigits(stem.substr(4, dot - 4)) &&
+        AllDigits(stem.substr(dot + 7))) {
+      return FileKind::kWorkerStacks;
+    }
+    return FileKind::kStacks;
+  }
+  if (EndsWith(name, ".flightrecorder")) return FileKind::kFlightRecorder;
+  if (name == "capture.manifest" || (name.rfind("capture.", 0) == 0 && EndsWith(name, ".manifest"))) {
+    return FileKind::kManifest;
+  }
+  if (name.rfind("nccl_trace_rank_", 0) == 0 || name.find("fr_trace") != std::string_view::npos) return FileKind::kTorchDump;
+  return FileKind::kOther;
+}
+
+std::string WorkerStacksFileName(int64_t rank, int64_t k) { return fmt::format("rank{}.worker{}.stacks.txt", rank, k); }
+
 int64_t RankFromFileName(const std::string& name) {
   auto digits_at = [&](size_t pos) -> int64_t {
     size_t end = pos;
@@ -203,9 +245,31 @@ int64_t RankFromFileName(const std::string& name) {
   return start == end ? -1 : std::stoll(name.substr(start));
 }
 
+namespace {
+
+StatusOr<SnapshotFiles> Finish(Reader& r, const std::string& job, const std::string& what);
+
+}  // namespace
+
 StatusOr<SnapshotFiles> ReadSnapshotFiles(const std::vector<std::string>& paths, const std::string& job) {
   Reader r;
   for (const std::string& p : paths) r.Read(p);
+  return Finish(r, job, paths.size() == 1 ? paths[0] : fmt::format("{} paths", paths.size()));
+}
+
+StatusOr<SnapshotFiles> ReadSnapshotDirectory(int dirfd, const std::string& shown, const SnapshotReadOptions& options) {
+  Reader r;
+  r.owner = options.owner;
+  const int fd = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return IoError("{}: {}", shown, std::strerror(errno));
+  r.ReadOpenDirectory(fd, shown);
+  return Finish(r, options.job, shown);
+}
+
+namespace {
+
+// One job, unique ranks, who is missing.
+StatusOr<SnapshotFiles> Finish(Reader& r, const std::string& job, const std::string& what) {
   SnapshotFiles& out = r.out;
 
   // One job at a time: dumps from different jobs cannot be matched.
@@ -253,18 +317,23 @@ StatusOr<SnapshotFiles> ReadSnapshotFiles(const std::vector<std::string>& paths,
   if (r.stacks.empty() && r.dumps.empty()) {
     std::string why;
     for (const auto& p : out.problems) why += fmt::format("\n  {}: {}", p.path, p.message);
-    return NotFound("no readable stack snapshot (rank<R>.stacks.txt) or flight-recorder dump in {}{}",
-                    paths.size() == 1 ? paths[0] : fmt::format("{} paths", paths.size()), why);
+    return NotFound("no readable stack snapshot (rank<R>.stacks.txt) or flight-recorder dump in {}{}", what, why);
   }
 
   // The job's size, and who is missing.
+  auto world_size = [&](int64_t claimed, const std::string& path) {
+    if (claimed <= kMaxWorldSize) return out.world_size = std::max(out.world_size, claimed);
+    out.warnings.push_back(fmt::format("{}: a world size of {} is more than {} ranks; ignored", path, claimed,
+                                       kMaxWorldSize));
+    return out.world_size;
+  };
   for (const auto& s : r.stacks) {
-    out.world_size = std::max(out.world_size, s.world_size);
+    world_size(s.world_size, s.path);
     for (const auto& w : s.warnings) out.warnings.push_back(w);
     if (out.capture.empty()) out.capture = s.capture;
   }
   for (const auto& d : r.dumps) {
-    out.world_size = std::max(out.world_size, d.world_size);
+    world_size(d.world_size, d.path);
     if (d.skipped_entries) {
       out.warnings.push_back(fmt::format("{}: {} entries without a process group skipped", d.path, d.skipped_entries));
     }
@@ -289,7 +358,14 @@ StatusOr<SnapshotFiles> ReadSnapshotFiles(const std::vector<std::string>& paths,
   }
   out.stacks = std::move(r.stacks);
   out.dumps = std::move(r.dumps);
-  return out;
+  if (!job.empty()) KeepJob(&r.workers, job);
+  std::sort(r.workers.begin(), r.workers.end(), [](const RankStacks& a, const RankStacks& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.path < b.path;
+  });
+  out.worker_stacks = std::move(r.workers);
+  return std::move(out);
 }
+
+}  // namespace
 
 }  // namespace rankscope::hang

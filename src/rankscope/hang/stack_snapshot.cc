@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "rankscope/base/utf8.h"
+
 namespace rankscope::hang {
 namespace {
 
@@ -80,6 +82,7 @@ bool ParseNativeFrame(std::string_view line, Frame* f) {
 void ApplyHeader(std::string_view key, std::string_view value, RankStacks* s) {
   if (key == "rank") ParseNumber(value, &s->rank);
   else if (key == "pid") ParseNumber(value, &s->pid);
+  else if (key == "parent_pid") ParseNumber(value, &s->parent_pid);
   else if (key == "world_size") ParseNumber(value, &s->world_size);
   else if (key == "host") s->host = std::string(value);
   else if (key == "job") s->job = std::string(value);
@@ -108,11 +111,15 @@ std::vector<const Frame*> ThreadStack::PythonFrames() const {
 
 std::string_view StackSourceName(StackSource s) { return s == StackSource::kPySpy ? "py-spy" : "collector"; }
 
-StatusOr<RankStacks> ParseStacks(std::string_view text, std::string_view path) {
-  if (text.size() > kMaxStacksFileBytes) {
-    return OutOfRange("{}: {} bytes is more than a stack snapshot can be ({} MiB at most)", path, text.size(),
+StatusOr<RankStacks> ParseStacks(std::string_view raw, std::string_view path) {
+  if (raw.size() > kMaxStacksFileBytes) {
+    return OutOfRange("{}: {} bytes is more than a stack snapshot can be ({} MiB at most)", path, raw.size(),
                       kMaxStacksFileBytes >> 20);
   }
+  // The job's user wrote it: everything kept or quoted from it is valid UTF-8 (JSON carries
+  // nothing else) and printable (the text report goes to a terminal).
+  const std::string printable = PrintableUtf8(raw);
+  const std::string_view text = printable;
   RankStacks s;
   s.path = std::string(path);
   size_t pos = 0;

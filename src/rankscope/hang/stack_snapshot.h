@@ -51,6 +51,7 @@ struct RankStacks {
   std::string path;
   int64_t rank = -1;
   int64_t pid = 0;
+  int64_t parent_pid = 0;               // a DataLoader worker's: its rank's process
   int64_t world_size = -1;
   std::string host, job, capture;
   int64_t steps_completed = -1;

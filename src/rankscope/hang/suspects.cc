@@ -206,7 +206,12 @@ class Rules {
       SubjectFromNative(f.ranks.front(), &f);
       f.next = {NextStepKind::kHangNativeCall, f.subject, ""};
     } else if (f.kind == FindingKind::kHangDataLoaderWait) {
-      f.next = {NextStepKind::kHangDataLoaderWorkers, "", ""};
+      for (int64_t r : f.ranks) AddWorkerEvidence(r, &f);
+      const Evidence* worker = nullptr;
+      for (const Evidence& e : f.evidence) {
+        if (!worker && e.kind == EvidenceKind::kStackFrame && e.subject_kind == "dataloader_worker") worker = &e;
+      }
+      f.next = {NextStepKind::kHangDataLoaderWorkers, worker ? worker->subject : "", ""};
     } else {
       const Frame* where = Innermost(f.ranks.front());
       f.next = {NextStepKind::kHangFrame, where ? where->Key() : "", open.call.op};
@@ -326,10 +331,7 @@ class Rules {
 
   bool InDataLoader(int64_t rank) const {
     const ThreadStack* t = MainThread(rank);
-    if (!t) return false;
-    return std::any_of(t->frames.begin(), t->frames.end(), [](const Frame& f) {
-      return f.file.find("torch/utils/data/") != std::string::npos;
-    });
+    return t && hang::InDataLoader(*t);
   }
 
   static Evidence FrameEvidence(const Frame& fr, int64_t rank, std::vector<int64_t> ranks, const char* role) {
@@ -398,6 +400,34 @@ class Rules {
     if (d.majority_frame) f->evidence.push_back(FrameEvidence(*d.majority_frame, -1, majority.ranks, "majority"));
     if (!majority.frames.empty() && !(d.majority_frame && majority.frames.back() == *d.majority_frame)) {
       f->evidence.push_back(FrameEvidence(majority.frames.back(), -1, majority.ranks, "majority_innermost"));
+    }
+  }
+
+  // Where each DataLoader worker of `rank` is (their stacks were taken by the daemon because the
+  // rank's main thread waits on its DataLoader): the innermost Python frame of the worker's
+  // main thread, which is where it is stuck when the rank waits for it.
+  void AddWorkerEvidence(int64_t rank, Finding* f) const {
+    for (const RankStacks& w : a_.files.worker_stacks) {
+      if (w.rank != rank) continue;
+      const ThreadStack* main = nullptr;
+      for (const ThreadStack& t : w.threads) {
+        if (!main || t.kind == "main") main = &t;
+        if (t.kind == "main") break;
+      }
+      const Frame* inner = nullptr;
+      if (main) {
+        for (auto it = main->frames.rbegin(); it != main->frames.rend() && !inner; ++it) {
+          if (!it->native) inner = &*it;
+        }
+      }
+      Evidence e;
+      e.kind = EvidenceKind::kStackFrame;
+      e.subject_kind = "dataloader_worker";
+      e.rank = rank;
+      e.subject = inner ? inner->Key() : "(no Python frame)";
+      e.detail = inner ? inner->code : "";
+      e.Set("pid", static_cast<double>(w.pid));
+      f->evidence.push_back(std::move(e));
     }
   }
 

@@ -1,5 +1,6 @@
 #include "rankscope/hang/thread_roles.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace rankscope::hang {
@@ -38,6 +39,28 @@ std::string ThreadRole(const ThreadStack& t) {
   if (Contains(t.name, "autograd")) return "autograd";
   if (Contains(t.name, "pin_memory") || HasFrame(t, "_pin_memory_loop")) return "dataloader";
   return "thread:" + WithoutNumbers(t.name);
+}
+
+bool InDataLoader(const ThreadStack& t) {
+  return std::any_of(t.frames.begin(), t.frames.end(), [](const Frame& f) {
+    return !f.native && Contains(f.file, "torch/utils/data/");
+  });
+}
+
+bool MainThreadInDataLoader(const RankStacks& s) {
+  for (const ThreadStack& t : s.threads) {
+    if (ThreadRole(t) == "main") return InDataLoader(t);
+  }
+  return false;
+}
+
+bool IsDataLoaderWorker(const RankStacks& s) {
+  for (const ThreadStack& t : s.threads) {
+    for (const Frame& f : t.frames) {
+      if (!f.native && Contains(f.file, "torch/utils/data/_utils/worker.py")) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace rankscope::hang

@@ -14,6 +14,14 @@ namespace rankscope::hang {
 // "thread:Thread (worker)"), so that the same thread of every rank gets the same role.
 std::string ThreadRole(const ThreadStack& t);
 
+// Does the process's main thread wait on its DataLoader (a frame in torch/utils/data/)? Then
+// its worker processes are where it is stuck: the daemon takes their stacks (docs/hang.md).
+bool MainThreadInDataLoader(const RankStacks& s);
+bool InDataLoader(const ThreadStack& t);
+
+// A DataLoader worker process's stacks: its loop is in torch/utils/data/_utils/worker.py.
+bool IsDataLoaderWorker(const RankStacks& s);
+
 inline constexpr const char* kCollectorThreadName = "rankscope-collector";
 
 }  // namespace rankscope::hang

@@ -54,11 +54,22 @@ Json FindingJson(const Finding& f) {
 Json HangReportJson(const hang::HangAnalysis& a) {
   Json ranks = Json::array();
   for (const auto& o : a.ranks) {
+    // The rank's DataLoader workers whose stacks the daemon took: each thread's frames.
+    Json workers = Json::array();
+    for (const auto& w : a.files.worker_stacks) {
+      if (w.rank != o.rank) continue;
+      Json threads = Json::array();
+      for (const auto& t : w.threads) {
+        threads.push_back({{"name", t.name}, {"kind", t.kind}, {"gil", t.owns_gil}, {"frames", FramesJson(t.frames)}});
+      }
+      workers.push_back({{"pid", w.pid}, {"file", w.path}, {"threads", threads}});
+    }
     ranks.push_back({{"rank", o.rank}, {"host", o.host}, {"pid", o.pid}, {"has_stacks", o.has_stacks},
                      {"has_flight_recorder", o.has_dump},
                      {"stack_taken_by", o.has_stacks ? std::string(hang::StackSourceName(o.source)) : "none"},
                      {"how", o.how}, {"steps_completed", o.steps_completed},
-                     {"seconds_since_last_step", o.seconds_since_last_step}, {"stalled", o.stalled}});
+                     {"seconds_since_last_step", o.seconds_since_last_step}, {"stalled", o.stalled},
+                     {"dataloader_workers", workers}});
   }
   Json roles = Json::array();
   for (size_t i = 0; i < a.roles.size(); ++i) {

@@ -149,6 +149,11 @@ std::string HangFindingSentence(const Finding& f) {
       std::string s = fmt::format("{} waits for a batch from its DataLoader", who);
       if (const Evidence* in = Find(f, EvidenceKind::kStackFrame, "innermost")) s += fmt::format(" (at {})", FrameText(*in));
       s += " and never entered the collective the other members wait in: " + WaitingClause(f) + ".";
+      for (const Evidence& e : f.evidence) {
+        if (e.kind == EvidenceKind::kStackFrame && e.subject_kind == "dataloader_worker") {
+          s += fmt::format(" Its DataLoader worker (pid {:.0f}) is at {}.", e.Get("pid"), FrameText(e));
+        }
+      }
       return s;
     }
     case FindingKind::kHangStackOutlier: {
@@ -182,6 +187,10 @@ std::string HangNextStepSentence(const Finding& f) {
       return fmt::format("look at the C call {}: it blocks while holding the GIL (release the GIL around it or bound "
                          "it with a timeout); `py-spy dump --native --pid PID` shows it live", f.next.subject);
     case NextStepKind::kHangDataLoaderWorkers:
+      if (!f.next.subject.empty()) {
+        return fmt::format("look at {} in the Dataset or collate code, where {}'s DataLoader worker is stuck (its "
+                           "stack, from py-spy, is rank<R>.worker<K>.stacks.txt in the snapshot)", f.next.subject, who);
+      }
       return fmt::format("look at {}'s DataLoader worker processes (`py-spy dump --pid PID` of each): a worker that is "
                          "stuck, or died without the loader noticing", who);
     case NextStepKind::kHangTransport:
