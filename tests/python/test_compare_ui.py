@@ -12,16 +12,11 @@ import pathlib
 
 import pytest
 
-from web_helpers import CHROMIUM, CHROMIUM_ARGS, Server
+from web_helpers import Server, browser, page  # noqa: F401 (fixtures)
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TRUTH = REPO / "tests/data/cluster/ground_truth"
 SLOW_RANK = 2  # truth.json: scenario "forward", slow-forward on rank 2
-
-try:
-    from playwright import sync_api as playwright_api
-except ImportError:  # a missing dependency fails the suite: the UI must be tested in CI
-    pytest.fail("Playwright is missing: scripts/setup.sh --deps installs it", pytrace=False)
 
 
 def fmt_ns(ns):
@@ -52,25 +47,6 @@ def server(rankscope_bin, comparison):
     s = Server(rankscope_bin, [comparison["json"]])
     yield s
     s.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = context.new_page()
-    errors = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    yield pg
-    context.close()
-    assert not errors, f"JavaScript errors in the page: {errors}"
 
 
 def red_pixels(page, selector):

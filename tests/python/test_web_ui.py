@@ -8,7 +8,6 @@ training jobs (real PyTorch, CPU, gloo) started with `rankscope run` — one whe
 (something was drawn, the abnormal cells and the late arrivals are red), never on timing."""
 
 import json
-import os
 import pathlib
 import shutil
 import subprocess
@@ -17,19 +16,12 @@ import time
 import pytest
 
 from capture_helpers import Daemon, job_env, processes, start_job, stop_job, torchrun, wait_for, wait_for_ranks
-from web_helpers import CHROMIUM_ARGS, Server, canvas_pixels, count_pixels, is_red
+from web_helpers import Server, browser, canvas_pixels, count_pixels, is_red, page  # noqa: F401 (fixtures)
 
-CHROMIUM = os.environ.get("RANKSCOPE_CHROMIUM", "/usr/bin/chromium")
 STRAGGLER = 2
 HUNG = 1
 NPROC = 4
 
-try:
-    from playwright import sync_api as playwright_api
-except ImportError:  # a missing dependency fails the suite: the UI must be tested in CI
-    pytest.fail("Playwright is missing: scripts/setup.sh --deps installs it", pytrace=False)
-if not os.path.exists(CHROMIUM):
-    pytest.fail(f"no Chromium at {CHROMIUM}: scripts/setup.sh --deps installs Debian's chromium", pytrace=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,25 +88,6 @@ def server(rankscope_bin, capture, bad_dir):
     s = Server(rankscope_bin, [capture["out_dir"], bad_dir])
     yield s
     s.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = context.new_page()
-    errors = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    yield pg
-    context.close()
-    assert not errors, f"JavaScript errors in the page: {errors}"
 
 
 def jobs(server):

@@ -6,11 +6,41 @@ import os
 import signal
 import subprocess
 
+import pytest
+
+try:
+    from playwright import sync_api as playwright_api
+except ImportError:  # a missing dependency fails the suite: the UI must be tested in CI
+    pytest.fail("Playwright is missing: scripts/setup.sh --deps installs it", pytrace=False)
+
 CHROMIUM = os.environ.get("RANKSCOPE_CHROMIUM", "/usr/bin/chromium")
 
 # Debian's Chromium, headless, with nothing that reaches the network by itself.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
+if not os.path.exists(CHROMIUM):
+    pytest.fail(f"no Chromium at {CHROMIUM}: scripts/setup.sh --deps installs Debian's chromium", pytrace=False)
+
+
+# Fixtures of every browser test module (imported by name there): one Chromium per module, a fresh
+# page per test that fails the test on any JavaScript error.
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert not errors, f"JavaScript errors in the page: {errors}"
 
 
 class Server:
