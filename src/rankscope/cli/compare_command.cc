@@ -11,7 +11,10 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "rankscope/cli/commands.h"
 #include "rankscope/cli/daemon_client.h"
@@ -84,6 +87,30 @@ std::string LocalDaemonOutDir() {
   return replies.front().body.value("out_dir", "");
 }
 
+
+// The rank pairs' own warnings (too few steps, slow steps left out, derived steps, ...), once per
+// message with the ranks that have it; the JSON has them all.
+void PrintRankWarnings(const compare::JobComparison& job) {
+  std::map<std::string, std::vector<int64_t>> ranks_of;
+  std::vector<std::string> order;
+  for (const compare::RankComparison& r : job.ranks) {
+    for (const std::string& w : r.warnings) {
+      auto [it, inserted] = ranks_of.try_emplace(w);
+      if (inserted) order.push_back(w);
+      it->second.push_back(r.new_rank);
+    }
+  }
+  constexpr size_t kMaxShown = 20;
+  for (size_t k = 0; k < order.size() && k < kMaxShown; ++k) {
+    const std::vector<int64_t>& ranks = ranks_of[order[k]];
+    fmt::print(stderr, "rankscope: warning: rank {}{}: {}\n", ranks.front(),
+               ranks.size() > 1 ? fmt::format(" (and {} more)", ranks.size() - 1) : "", order[k]);
+  }
+  if (order.size() > kMaxShown) {
+    fmt::print(stderr, "rankscope: warning: {} more warning(s) of the rank pairs in the JSON report\n",
+               order.size() - kMaxShown);
+  }
+}
 int RunCompare(const CompareFlags& f) {
   std::vector<std::string> base, neu;
   std::string baseline_note;
@@ -133,6 +160,7 @@ int RunCompare(const CompareFlags& f) {
   }
   if (f.json_path != "-") std::cout << RenderCompareReport(*job, {f.top, UseColor(f.color)});
   for (const std::string& w : job->warnings) fmt::print(stderr, "rankscope: warning: {}\n", w);
+  PrintRankWarnings(*job);
   return rc;
 }
 

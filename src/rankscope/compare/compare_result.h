@@ -53,7 +53,9 @@ std::string_view ObservationKindName(ObservationKind k);
 
 struct Observation {
   ObservationKind kind;
-  double value = 0;      // kGpuChangedStepDidNot: Δ GPU busy; kStepChangedGpuDidNot: Δ step; kFewOperatorsAligned: share
+  // kGpuChangedStepDidNot: Δ GPU busy; kStepChangedGpuDidNot: Δ step; kFewOperatorsAligned: share;
+  // kDifferentHardware: 1 when the GPU vendors differ (AMD and NVIDIA)
+  double value = 0;
   double reference = 0;  // kGpuChangedStepDidNot: Δ step; kStepChangedGpuDidNot: Δ GPU busy
   double extra = 0;      // kGpuChangedStepDidNot: GPU idle share of NEW's step
   std::string base_text, new_text;  // kDifferentHardware: device names
@@ -189,8 +191,8 @@ struct RankComparison {
   std::vector<Observation> observations;
   std::vector<Difference> differences;  // ranked by |Δ|; they add up to delta_ns
   double explained_ns = 0;   // Σ of the differences beyond noise
-  double unexplained_ns = 0; // delta - explained: differences within noise + variation
-  double variation_ns = 0;   // delta - Σ of all differences: mean vs typical step (docs/compare.md)
+  double unexplained_ns = 0; // delta - explained: the differences within noise (and variation_ns)
+  double variation_ns = 0;   // delta - Σ of the listed differences: those past the list, rounding
   double aligned_share = 0;  // share of BASE's attributed time in paired operators
   bool detailed = false;     // the tables below are filled
   std::vector<OperatorRow> operators;

@@ -187,11 +187,6 @@ void BuildCommRows(const RankSummary& r, const KeptSpans& kept, const std::vecto
     ++row.count;
     row.time_ns += c.end_ns - c.start_ns;
     row.exposed_ns += exposed[k];
-    if (out->has_step_cells()) {
-      const size_t steps = out->steps.kept();
-      if (out->comm_step_cells.size() < out->comm.size() * steps) out->comm_step_cells.resize(out->comm.size() * steps, 0.0f);
-      out->comm_step_cells[it->second * steps + kept.Find(c.start_ns - r.time_origin_ns)] += static_cast<float>(exposed[k]);
-    }
     if (c.bytes >= 0) {
       row.bytes += c.bytes;
       if (c.end_ns > c.start_ns) {
@@ -199,7 +194,6 @@ void BuildCommRows(const RankSummary& r, const KeptSpans& kept, const std::vecto
       }
     }
   }
-  if (out->has_step_cells()) out->comm_step_cells.resize(out->comm.size() * out->steps.kept(), 0.0f);
   for (size_t k = 0; k < out->comm.size(); ++k) {
     CommRow& row = out->comm[k];
     row.algbw_gbps = static_cast<double>(Quantile(algbw[k], 0.5)) / 1e9;
@@ -394,11 +388,6 @@ void AttributeSteps(const TraceModel& m, const RankSummary& r, const OpTreeBuild
             [](const CpuCollective& a, const CpuCollective& b) { return a.start < b.start; });
   in.max_activity_ns = longest_activity;
   const size_t kept_count = ctx.kept.size();
-  if (out->ops.size() * kept_count <= options.max_step_cells) {
-    out->op_step_cells.assign(out->ops.size() * kept_count, 0.0f);
-    out->gap_step_cells.assign(kNumStepPhases * kept_count, 0.0f);
-    out->unlinked_step_cells.assign(kNumKernelClasses * kept_count, 0.0f);
-  }
   std::vector<double> collective_exposed(r.collectives.size(), 0.0);
   for (uint32_t k = 0; k < kept_count; ++k) {
     const ProfilerStep& st = *ctx.kept[k].step;

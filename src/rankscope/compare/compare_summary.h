@@ -181,12 +181,6 @@ struct CompareSummary {
   std::array<double, kNumStepPhases> gap_ns{};                 // priority 6, by phase
   std::array<double, kNumKernelClasses> unlinked_ns{};         // priority 1 without a launching op
   std::vector<CommRow> comm;                                   // exposed_ns = their cells
-  // The same cells per kept step ([index * steps.kept() + step]), for estimates that a one-step
-  // stall cannot move (medians over steps): operators (own cells, not children), host gaps by
-  // phase, unlinked GPU work by kernel class, communication rows. Empty when the operator
-  // template times the steps exceeds SummaryOptions::max_step_cells.
-  std::vector<float> op_step_cells, gap_step_cells, unlinked_step_cells, comm_step_cells;
-  bool has_step_cells() const { return !gap_step_cells.empty(); }
   std::vector<KernelRow> kernels;  // by time, at most kMaxKernelNames; the rest summed into `other_kernels`
   KernelRow other_kernels;
   std::vector<std::string> warnings;
@@ -201,7 +195,6 @@ struct SummaryOptions {
   size_t max_nodes = 200'000;       // operator template nodes; deeper instances fold into their parent
   size_t max_kernels_per_node = 8;
   size_t max_kernel_names = 5'000;
-  size_t max_step_cells = 32'000'000;  // operator nodes x kept steps kept per step (4 bytes each)
 };
 
 // `rank` must be AnalyzeRank's summary of `model` (its steps define the steps compared), and

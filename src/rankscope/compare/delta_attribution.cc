@@ -29,32 +29,10 @@ bool IsCast(std::string_view name) {
   return name.find("ToCopyBackward") != std::string_view::npos;
 }
 
-// Per-step sums of a group of cells on both sides, for robust estimates.
-struct StepSums {
-  std::vector<double> base, neu;
-};
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-void Merge(const StepSums& from, StepSums* to) {
-  for (auto [src, dst] : {std::pair{&from.base, &to->base}, std::pair{&from.neu, &to->neu}}) {
-    if (src->empty()) continue;
-    dst->resize(src->size(), 0.0);
-    for (size_t i = 0; i < src->size(); ++i) (*dst)[i] += (*src)[i];
-  }
-}
-
 // One difference being assembled.
 struct Item {
   Difference d;
   std::map<std::string, DiffPart> parts;
-  std::map<std::string, StepSums> part_steps;
-  StepSums steps;
   std::array<double, kNumStepPhases> phase_delta{};
   double best_pair_delta = -1;  // shapes / dtypes: the pair whose before/after is shown
 };
@@ -63,11 +41,10 @@ class Grouper {
  public:
   Grouper(const CompareSummary& base, const CompareSummary& neu, const TreeAlignment& ops)
       : base_(base), neu_(neu), ops_(ops), kb_(std::max<uint32_t>(1, base.steps.kept())),
-        kn_(std::max<uint32_t>(1, neu.steps.kept())), robust_(base.has_step_cells() && neu.has_step_cells()) {}
-
-  bool robust() const { return robust_; }
+        kn_(std::max<uint32_t>(1, neu.steps.kept())) {}
 
   void Run() {
+    MarkReshapedBelow();
     ClassifyNew();
     ClassifyBase();
     FoldCasts();
@@ -175,21 +152,6 @@ class Grouper {
     }
   }
 
-  // Adds the per-step cells of row `index` of `cells` to an item and one of its parts.
-  void AddSteps(Item& it, const std::string& where, const std::vector<float>& cells, size_t index, bool is_new) {
-    if (!robust_) return;
-    const size_t k = static_cast<size_t>(is_new ? kn_ : kb_);
-    StepSums& part = it.part_steps[where];
-    std::vector<double>& total = is_new ? it.steps.neu : it.steps.base;
-    std::vector<double>& sums = is_new ? part.neu : part.base;
-    total.resize(k, 0.0);
-    sums.resize(k, 0.0);
-    for (size_t st = 0; st < k; ++st) {
-      total[st] += cells[index * k + st];
-      sums[st] += cells[index * k + st];
-    }
-  }
-
   void Add(uint32_t item, const CompareSummary& s, uint32_t node, bool is_new, const std::string& where) {
     const OpNode& n = s.ops[node];
     const double k = is_new ? kn_ : kb_;
@@ -201,7 +163,6 @@ class Grouper {
     (is_new ? it.d.new_host_ns : it.d.base_host_ns) += n.attributed_host_ns / k;
     (is_new ? part.new_ns : part.base_ns) += cells;
     it.phase_delta[static_cast<int>(n.phase)] += is_new ? cells : -cells;
-    AddSteps(it, where, s.op_step_cells, node, is_new);
     ++it.d.cells;
   }
 
@@ -220,13 +181,39 @@ class Grouper {
     return s.names.Get(s.ops[node].name);
   }
 
+  // NEW nodes with a pair whose input shapes differ in their subtree. Parents precede their
+  // children in the template, so one backward pass sees every child before its parent.
+  void MarkReshapedBelow() {
+    reshaped_below_.assign(neu_.ops.size(), false);
+    for (uint32_t n = static_cast<uint32_t>(neu_.ops.size()); n-- > 0;) {
+      const OpNode& node = neu_.ops[n];
+      if (Root(node)) continue;
+      const uint32_t b = ops_.new_to_base[n];
+      if (b != kNoIndex && PairCause(b, n) == Cause::kShapes) reshaped_below_[n] = true;
+      if (reshaped_below_[n] && node.parent != kNoIndex) reshaped_below_[node.parent] = true;
+    }
+  }
+
+  // A paired annotation (DataLoader's __next__, DDP's forward) records no shapes of its own: the
+  // Python between its operators is the work that feeds them. When operators below it changed
+  // their input shapes, its time is that change's too — a 4x batch makes the DataLoader fetch 4x
+  // the samples (4x the Python, and more aten::select calls, which then inherit the cause).
+  Cause OwnCause(uint32_t b, uint32_t n) const {
+    const Cause own = PairCause(b, n);
+    const OpNode& node = neu_.ops[n];
+    if (own == Cause::kSameWork && node.kind == OpKind::kAnnotation && node.shapes == 0 && reshaped_below_[n]) {
+      return Cause::kShapes;
+    }
+    return own;
+  }
+
   void ClassifyNew() {
     new_item_.assign(neu_.ops.size(), kNoIndex);
     for (uint32_t n = 0; n < neu_.ops.size(); ++n) {
       const OpNode& node = neu_.ops[n];
       if (Root(node)) continue;
       const uint32_t b = ops_.new_to_base[n];
-      const Cause own = b == kNoIndex ? Cause::kAdded : PairCause(b, n);
+      const Cause own = b == kNoIndex ? Cause::kAdded : OwnCause(b, n);
       const uint32_t item = Place(neu_, new_item_, n, own, AddedSubject(neu_, n));
       new_item_[n] = item;
       Item& it = items_[item];
@@ -237,7 +224,7 @@ class Grouper {
       if (cause == Cause::kAdded && own == Cause::kAdded && root) {
         it.d.new_count += static_cast<double>(node.count) / kn_;
       }
-      if (b != kNoIndex && (own == Cause::kShapes || own == Cause::kDtypes) && cause == own) {
+      if (b != kNoIndex && (own == Cause::kShapes || own == Cause::kDtypes) && cause == own && node.shapes != 0) {
         // The example shown: a forward operator (its shapes say what changed) with the largest
         // change, before any backward one.
         const double delta = std::fabs(node.attributed_total_ns / kn_ - base_.ops[b].attributed_total_ns / kb_) +
@@ -316,8 +303,6 @@ class Grouper {
       part.where = where;
       part.base_ns += it.d.base_ns;
       part.new_ns += it.d.new_ns;
-      Merge(it.steps, &target.steps);
-      Merge(it.steps, &target.part_steps[where]);
       it.d.cells = 0;  // emptied
       it.d.base_ns = it.d.new_ns = 0;
     }
@@ -337,7 +322,6 @@ class Grouper {
         (is_new ? it.d.new_ns : it.d.base_ns) += row.exposed_ns / k;
         (is_new ? part.new_ns : part.base_ns) += row.exposed_ns / k;
         (is_new ? it.d.new_count : it.d.base_count) += static_cast<double>(row.count) / k;
-        AddSteps(it, where, s.comm_step_cells, r, is_new);
         ++it.d.cells;
       }
     };
@@ -348,8 +332,10 @@ class Grouper {
       if (b == 0 && n == 0) continue;
       const std::string phase(StepPhaseName(static_cast<StepPhase>(p)));
       Item& it = items_[ItemFor(Cause::kHostGap, phase, "phase")];
-      AddSteps(it, phase, base_.gap_step_cells, static_cast<size_t>(p), false);
-      AddSteps(it, phase, neu_.gap_step_cells, static_cast<size_t>(p), true);
+      DiffPart& part = it.parts[phase];
+      part.where = phase;
+      part.base_ns += b;
+      part.new_ns += n;
       it.d.base_ns += b;
       it.d.new_ns += n;
       it.d.base_host_ns += b;
@@ -362,8 +348,10 @@ class Grouper {
       if (b == 0 && n == 0) continue;
       const std::string label(KernelClassLabel(static_cast<KernelClass>(c)));
       Item& it = items_[ItemFor(Cause::kUnlinkedGpu, label, "kernel_class")];
-      AddSteps(it, label, base_.unlinked_step_cells, static_cast<size_t>(c), false);
-      AddSteps(it, label, neu_.unlinked_step_cells, static_cast<size_t>(c), true);
+      DiffPart& part = it.parts[label];
+      part.where = label;
+      part.base_ns += b;
+      part.new_ns += n;
       it.d.base_ns += b;
       it.d.new_ns += n;
       ++it.d.cells;
@@ -374,31 +362,12 @@ class Grouper {
   const CompareSummary& neu_;
   const TreeAlignment& ops_;
   const double kb_, kn_;
-  const bool robust_;
   std::vector<Item> items_;
   std::unordered_map<std::string, size_t> index_;
   std::vector<uint32_t> new_item_, base_item_;
+  std::vector<bool> reshaped_below_;
   double base_total_ = 0, base_paired_ = 0;
 };
-
-// The typical step's value of a group of cells: the median of its per-step sums (a stall in
-// one step does not move it). Host time and parts are scaled / taken the same way.
-void Robust(Item& it, size_t kb, size_t kn) {
-  auto med = [](std::vector<double> v, size_t k) {
-    v.resize(k, 0.0);
-    return Median(std::move(v));
-  };
-  const double b = med(it.steps.base, kb), n = med(it.steps.neu, kn);
-  it.d.base_host_ns = it.d.base_ns > 0 ? it.d.base_host_ns * b / it.d.base_ns : 0;
-  it.d.new_host_ns = it.d.new_ns > 0 ? it.d.new_host_ns * n / it.d.new_ns : 0;
-  it.d.base_ns = b;
-  it.d.new_ns = n;
-  for (auto& [where, part] : it.parts) {
-    const StepSums& steps = it.part_steps[where];
-    part.base_ns = med(steps.base, kb);
-    part.new_ns = med(steps.neu, kn);
-  }
-}
 
 Difference Finish(Item& it) {
   Difference d = std::move(it.d);
@@ -491,26 +460,14 @@ Difference SumOf(const std::vector<Difference>& diffs, const std::vector<size_t>
 // Same-work differences each within noise.
 struct SmallDifferences {
   std::vector<size_t> index;  // into the differences
-  std::vector<StepSums> steps;
   double sum = 0;
 };
 
-// Many same-work differences, each within noise, that together exceed it become one difference
-// (unless the typical step of their sum is within noise after all).
-void MergeSmall(const SmallDifferences& small, bool robust, size_t base_steps, size_t new_steps, double noise_ns,
-                std::vector<Difference>* diffs) {
+// Many same-work differences, each within noise, that together exceed it become one difference.
+void MergeSmall(const SmallDifferences& small, double noise_ns, std::vector<Difference>* diffs) {
   if (small.index.size() <= 1 || std::fabs(small.sum) <= noise_ns) return;
   Difference many = SumOf(*diffs, small.index);
-  if (robust) {  // the typical step of their sum, like any other group
-    Item merged;
-    merged.d = many;
-    for (const StepSums& st : small.steps) Merge(st, &merged.steps);
-    Robust(merged, base_steps, new_steps);
-    many.base_ns = merged.d.base_ns, many.new_ns = merged.d.new_ns;
-    many.base_host_ns = merged.d.base_host_ns, many.new_host_ns = merged.d.new_host_ns;
-  }
-  many.beyond_noise = std::fabs(many.delta_ns()) > noise_ns;
-  if (!many.beyond_noise) return;
+  many.beyond_noise = true;
   for (size_t k = small.index.size(); k-- > 0;) {
     diffs->erase(diffs->begin() + static_cast<std::ptrdiff_t>(small.index[k]));
   }
@@ -529,26 +486,23 @@ AttributionResult AttributeDelta(const CompareSummary& base, const CompareSummar
   SmallDifferences small;
   for (Item& it : g.items()) {
     if (it.d.cells == 0) continue;
-    if (g.robust()) Robust(it, base.steps.kept(), neu.steps.kept());
-    const StepSums steps = it.steps;
     Difference d = Finish(it);
     d.beyond_noise = std::fabs(d.delta_ns()) > noise_ns;
     if (d.cause == Cause::kSameWork && !d.beyond_noise) {
       small.index.push_back(diffs.size());
       small.sum += d.delta_ns();
-      small.steps.push_back(steps);
     }
     diffs.push_back(std::move(d));
   }
-  MergeSmall(small, g.robust(), base.steps.kept(), neu.steps.kept(), noise_ns, &diffs);
+  MergeSmall(small, noise_ns, &diffs);
   std::stable_sort(diffs.begin(), diffs.end(), [](const Difference& a, const Difference& b) {
     return std::fabs(a.delta_ns()) > std::fabs(b.delta_ns());
   });
   for (const Difference& d : diffs) {
-    r.differences_total_ns += d.delta_ns();
     if (d.beyond_noise) r.explained_ns += d.delta_ns();
   }
   if (diffs.size() > max_differences) diffs.resize(max_differences);
+  for (const Difference& d : diffs) r.differences_total_ns += d.delta_ns();
   r.differences = std::move(diffs);
   return r;
 }

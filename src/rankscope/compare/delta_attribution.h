@@ -26,14 +26,19 @@
 
 namespace rankscope::compare {
 
-// Each difference's BASE and NEW values are typical steps: the median over the run's kept steps of
-// the difference's cells per step, so that a stall in one step (the OS descheduling the process
-// inside an operator) does not move them. The step delta is a difference of means; what the
-// medians leave of it is the runs' step-to-step variation (AttributionResult::variation_ns).
+// Each difference's BASE and NEW values are per-step means over the run's kept steps of the
+// difference's cells: the step time it accounts for. The cells of a step add up to its duration,
+// so the differences add up to the step-time delta (a difference of mean steps) exactly. A
+// stall in one step (the OS descheduling the process inside an operator) moves the operator it
+// hit by stall / steps, which the noise band (three standard errors of the step delta, from the
+// same steps) always exceeds: it never makes a difference beyond noise on its own. (Medians over
+// steps, used before, did not add up: on a loaded machine a change that made the step longer
+// also made its waits for a CPU longer and more skewed, and the medians left up to a third of
+// the change's cost in a "variation" remainder.)
 struct AttributionResult {
   std::vector<Difference> differences;  // by |Δ|, at most max_differences
   double explained_ns = 0;              // Σ of the differences beyond noise
-  double differences_total_ns = 0;      // Σ of every difference (step delta - variation)
+  double differences_total_ns = 0;      // Σ of the differences kept (all of them: the step delta)
   double aligned_share = 0;  // BASE's operator cells in paired operators / all BASE operator cells
 };
 

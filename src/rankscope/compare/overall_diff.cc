@@ -103,6 +103,26 @@ std::vector<OverallRow> BuildOverall(const CompareSummary& base, const CompareSu
   return rows;
 }
 
+namespace {
+
+// "AMD" / "NVIDIA" / "" from deviceProperties' names ("AMD Instinct MI210", "AMD Radeon
+// Graphics" on ROCm 6.2's MI250, "NVIDIA A100-PG509-200", "Tesla V100-SXM2-16GB").
+std::string_view GpuVendor(const std::set<std::string>& devices) {
+  for (const std::string& d : devices) {
+    if (d.find("AMD") != std::string::npos || d.find("Radeon") != std::string::npos ||
+        d.find("Instinct") != std::string::npos) {
+      return "AMD";
+    }
+    if (d.find("NVIDIA") != std::string::npos || d.find("Tesla") != std::string::npos ||
+        d.find("GeForce") != std::string::npos || d.find("Quadro") != std::string::npos) {
+      return "NVIDIA";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<Observation> Observe(const CompareSummary& base, const CompareSummary& neu,
                                  const std::vector<OverallRow>& rows, double noise) {
   std::vector<Observation> out;
@@ -129,6 +149,8 @@ std::vector<Observation> Observe(const CompareSummary& base, const CompareSummar
     Observation o{ObservationKind::kDifferentHardware};
     o.base_text = fmt::format("{}", fmt::join(bd, ", "));
     o.new_text = fmt::format("{}", fmt::join(nd, ", "));
+    const std::string_view bv = GpuVendor(bd), nv = GpuVendor(nd);
+    o.value = !bv.empty() && !nv.empty() && bv != nv ? 1 : 0;  // vendors differ
     out.push_back(std::move(o));
   }
   if (base.modules.empty() != neu.modules.empty()) out.push_back({ObservationKind::kNoStacks});

@@ -51,6 +51,14 @@ RankComparison CompareRanks(const CompareSummary& base, const CompareSummary& ne
   for (const std::string& w : neu.warnings) r.warnings.push_back("NEW: " + w);
   for (const std::string& w : base.rank.warnings) r.warnings.push_back("BASE: " + w);
   for (const std::string& w : neu.rank.warnings) r.warnings.push_back("NEW: " + w);
+  for (const auto& [label, steps] : {std::pair{"BASE", &r.base_steps}, std::pair{"NEW", &r.new_steps}}) {
+    if (steps->kept < 2) {
+      r.warnings.push_back(fmt::format(
+          "{} has {} step(s) to compare: with fewer than two there is no step-to-step variation to measure the noise "
+          "band by (0 here), so every difference counts as beyond noise; profile more steps (e.g. schedule active=5)",
+          label, steps->kept));
+    }
+  }
   r.has_memory = base.has_memory && neu.has_memory;
   if (!detailed) return r;
 

@@ -153,8 +153,8 @@ void AddCpuCollectiveClaims(const AttributionInputs& in, const StepSpan& st, Ste
 // Adds what each claim owns after the sweep to the breakdown, operators, gaps and collectives.
 class OwnedTime {
  public:
-  OwnedTime(const AttributionInputs& in, const StepSpan& st, CompareSummary* out, std::vector<double>* exposed)
-      : facts_(*in.facts), st_(st), out_(out), b_(out->breakdown), exposed_(*exposed) {}
+  OwnedTime(const AttributionInputs& in, CompareSummary* out, std::vector<double>* exposed)
+      : facts_(*in.facts), out_(out), b_(out->breakdown), exposed_(*exposed) {}
 
   void Add(const Claim& c, double t) {
     switch (c.level) {
@@ -172,7 +172,6 @@ class OwnedTime {
       case kOtherThreadOp:
       case kStepThreadAnnotation:
         out_->ops[c.owner].attributed_host_ns += t;
-        Cell(out_->op_step_cells, c.owner, t);
         break;
       case kCpuCollective:
         b_.comm_exposed_ns += t;
@@ -180,7 +179,6 @@ class OwnedTime {
         break;
       case kStepThreadGap:
         out_->gap_ns[c.owner] += t;
-        Cell(out_->gap_step_cells, c.owner, t);
         b_.host_outside_ops_ns += t;
         break;
       default:
@@ -192,20 +190,13 @@ class OwnedTime {
   void AddDevice(const ActivityFacts& f, double t) {
     if (f.node != kNoIndex) {
       out_->ops[f.node].attributed_device_ns += t;
-      Cell(out_->op_step_cells, f.node, t);
       return;
     }
     out_->unlinked_ns[static_cast<int>(f.cls)] += t;
-    Cell(out_->unlinked_step_cells, static_cast<size_t>(f.cls), t);
     b_.unlinked_gpu_ns += t;
   }
 
-  void Cell(std::vector<float>& cells, size_t index, double t) {
-    if (out_->has_step_cells()) cells[index * out_->steps.kept() + st_.index] += static_cast<float>(t);
-  }
-
   const std::vector<ActivityFacts>& facts_;
-  const StepSpan& st_;
   CompareSummary* out_;
   Breakdown& b_;
   std::vector<double>& exposed_;
@@ -226,7 +217,7 @@ void AttributeStep(const AttributionInputs& in, const StepSpan& st, CompareSumma
   b.comm_busy_ns += static_cast<double>(IntervalSet::Union(clipped).Length());
 
   const std::vector<double> owned = SweepClaims(sc.claims, st.start, st.end, kNumLevels);
-  OwnedTime add(in, st, out, collective_exposed);
+  OwnedTime add(in, out, collective_exposed);
   for (size_t k = 0; k < sc.claims.size(); ++k) {
     if (owned[k] > 0) add.Add(sc.claims[k], owned[k]);
   }

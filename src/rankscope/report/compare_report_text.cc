@@ -86,7 +86,12 @@ void Differences(const RankComparison& r, const CompareTextOptions& opt, const S
     *out += fmt::format("      {:>10}          {} more difference(s), together{}\n", Signed(others_ns), others,
                         others_beyond ? fmt::format(" ({} of them beyond noise)", others_beyond) : " (each within noise)");
   }
-  *out += fmt::format("      {:>10}          step-to-step variation (mean step vs typical step)\n", Signed(r.variation_ns));
+  // Differences are per-step means, so they add up to the delta; what is left is the sum of the
+  // differences past the report's list (max_differences) and rounding.
+  if (std::fabs(r.variation_ns) >= 1000) {
+    *out += fmt::format("      {:>10}          differences past the report's list of {}\n", Signed(r.variation_ns),
+                        r.differences.size());
+  }
   *out += fmt::format("    = {:>10}          the step-time delta (explained {}, unexplained {})\n", Signed(r.delta_ns),
                       Signed(r.explained_ns), Signed(rest));
 }
@@ -282,6 +287,13 @@ std::string DescribeObservation(const Observation& o) {
       return fmt::format("the step-time difference {} is within the noise band {}: no difference beyond noise",
                          Signed(o.value), Ms(o.reference));
     case ObservationKind::kDifferentHardware:
+      if (o.value > 0) {
+        return fmt::format(
+            "different GPU vendors (BASE: {}; NEW: {}): their kernels come from different libraries (rocBLAS/Tensile, "
+            "hipBLASLt, MIOpen against cuBLAS, CUTLASS, cuDNN) and never match by name; compare operators, modules "
+            "and kernel classes (the kernel sets side by side)",
+            o.base_text, o.new_text);
+      }
       return fmt::format(
           "different hardware (BASE: {}; NEW: {}): kernel names are not expected to match; compare operators, "
           "modules and kernel classes",

@@ -97,11 +97,11 @@ Table Differences(const JobComparison& job) {
       row.verdict = d.beyond_noise ? (d.delta_ns() > 0 ? 1 : -1) : 0;
       t.rows.push_back(std::move(row));
     }
-    // What the typical-step values of the differences leave of the delta (a difference of means):
-    // with it the rows add up to the delta exactly.
+    // The differences past the report's list (and rounding): with it the rows add up to the
+    // delta exactly.
     TableRow rest;
-    rest.cells = {static_cast<double>(r.new_rank), Cell{}, std::string("variation"), std::string(),
-                  std::string(), std::string("step-to-step variation (mean step vs typical step)")};
+    rest.cells = {static_cast<double>(r.new_rank), Cell{}, std::string("rest"), std::string(),
+                  std::string(), std::string("differences past the report's list, and rounding")};
     rest.cells.emplace_back(Cell{});
     rest.cells.emplace_back(Cell{});
     rest.cells.emplace_back(r.variation_ns);

@@ -59,7 +59,7 @@ function stepSummary(c: Comparison, p: CompareRankPair): HTMLElement {
       h('div', { class: 'stat' }, h('div', { class: 'stat-value' }, fmtNs(p.noise_ns)), h('div', { class: 'stat-label' }, 'noise band')),
     ),
     h('p', { id: 'compare-verdict' }, p.beyond_noise
-      ? `The step changed beyond noise: explained ${signedNs(p.explained_ns)}, unexplained ${signedNs(p.unexplained_ns)} (differences within noise and step-to-step variation).`
+      ? `The step changed beyond noise: explained ${signedNs(p.explained_ns)}, unexplained ${signedNs(p.unexplained_ns)} (the differences within noise).`
       : 'No difference beyond noise: the delta is within the runs\' own step-to-step variation.'),
     p.observations.length ? h('ul', { class: 'observations' }, p.observations.map((o) => h('li', { 'data-kind': o.kind }, o.text))) : null,
   );
@@ -122,7 +122,7 @@ function differencesTable(p: CompareRankPair, all = false): HTMLElement {
     rows.push(more);
   }
   rows.push(h('tr', { class: 'variation' }, num(''), num(signedNs(p.variation_ns)), num(''), h('td', {}, ''),
-    h('td', {}, 'step-to-step variation (mean step vs typical step)'), h('td', {}, ''), num(''), num(''), h('td', {}, '')));
+    h('td', {}, 'differences past the report\'s list, and rounding'), h('td', {}, ''), num(''), num(''), h('td', {}, '')));
   rows.push(h('tr', { class: 'total' }, num('='), num(signedNs(p.delta_ns)), num(''), h('td', {}, ''),
     h('td', {}, h('strong', {}, 'the step-time delta')), h('td', {}, ''), num(fmtNs(p.steps.base.mean_ns)), num(fmtNs(p.steps.new.mean_ns)), h('td', {}, '')));
   return table('compare-differences', ['#', 'cost', 'of delta', 'cause', 'what changed', 'phase', 'BASE', 'NEW', 'noise'], rows);
