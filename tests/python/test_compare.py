@@ -369,3 +369,34 @@ def test_bad_inputs_give_a_clear_message(shared_dir, run_rankscope, tmp_path):
     obs = {o["kind"]: o for o in report["ranks"][0]["observations"]}
     assert "few_operators_aligned" in obs and obs["few_operators_aligned"]["value"] < 0.5
     assert "different models" in obs["few_operators_aligned"]["text"]
+
+
+def test_amd_against_nvidia_compares_kernel_sets_and_says_the_models_differ(shared_dir, run_rankscope):
+    """No same-model AMD/NVIDIA pair is in the corpus (docs/compare.md "Across hardware"): HTA's
+    MI250 toy (Linear, ReLU, MSE, SGD; ROCm 6.2) against its A100 recommendation model. The
+    kernel sets stand side by side by class, the vendors are named, and the report says the
+    models differ instead of ranking them as a regression of one into the other."""
+    traces = shared_dir / "traces"
+    report = compare(run_rankscope, traces / "hta/amd_mi250/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+                     traces / "hta/trace_diff_control_a100/control.json.gz")
+    rank = report["ranks"][0]
+    check_additivity(rank)
+    obs = {o["kind"]: o for o in rank["observations"]}
+    hardware = obs["different_hardware"]
+    assert hardware["value"] == 1 and "different GPU vendors" in hardware["text"]
+    assert "AMD" in hardware["base"] and "NVIDIA" in hardware["new"]
+    assert obs["few_operators_aligned"]["value"] < 0.5 and "different models" in obs["few_operators_aligned"]["text"]
+    classes = {k["class"]: k for k in rank["kernel_classes"]}
+    assert classes["gemm"]["base_top"].startswith("Cijk_")  # Tensile (rocBLAS / hipBLASLt)
+    assert "cutlass" in classes["gemm"]["new_top"]
+    # Operators are aligned by name: the toy's aten::linear is one of BASE's, listed as removed.
+    assert any(o["name"] == "aten::linear" and o["status"] == "removed" for o in rank["operators"])
+
+
+def test_one_step_a_side_is_said(shared_dir, run_rankscope):
+    hta = shared_dir / "traces/hta"
+    proc = run_rankscope("compare", hta / "cuda_event_sync_a100", hta / "triton_a100", "--json", "-")
+    rank = json.loads(proc.stdout)["ranks"][0]
+    assert rank["noise_ns"] == 0
+    assert "BASE has 1 step(s) to compare: with fewer than two there is no step-to-step variation" in proc.stderr
+    assert any("NEW has 1 step(s)" in w for w in rank["warnings"])
