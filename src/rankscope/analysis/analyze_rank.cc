@@ -130,8 +130,10 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
   }
   r.host_compute_ns = host_compute.CoveredIn(w.start, w.end);
   AnalyzeCollectives(m, w, {&acts, &timeline, &steps, &host_compute, opt.max_collective_instances}, &r);
-  r.idle_by_stream = AnalyzeIdleByStream(m, acts, w, opt.kernel_wait_threshold_ns);
-  r.launch = AnalyzeLaunches(m, acts, w);
+  if (opt.stream_analyses) {
+    r.idle_by_stream = AnalyzeIdleByStream(m, acts, w, opt.kernel_wait_threshold_ns);
+    r.launch = AnalyzeLaunches(m, acts, w);
+  }
   r.memory = AnalyzeMemory(m, w, opt.top_allocators);
   AddWarnings(acts, &r);
   if (keep) {

@@ -19,6 +19,9 @@ struct AnalysisOptions {
   // operations) stay empty; a caller that needs only steps, phases, GPU time and collectives
   // (compare) saves their cost.
   bool function_tables = true;
+  // false: no idle time per stream and no launch statistics (RankSummary::idle_by_stream,
+  // launch): only `analyze`'s reports show them; compare and the cluster diagnosis read neither.
+  bool stream_analyses = true;
 };
 
 // What AnalyzeRank computed on the way that a caller analysing the same model further can reuse

@@ -86,6 +86,7 @@ Status LoadRun(const std::vector<std::string>& inputs, const CompareOptions& opt
   analysis.threads = threads;
   analysis.telemetry = false;
   analysis.function_tables = false;  // compare builds its own operator and kernel tables
+  analysis.stream_analyses = false;  // nor does it read idle per stream or launch statistics
   CallbackProgress progress(opt.file_done);
   JobInputs job_inputs;
   job_inputs.paths = inputs;

@@ -18,6 +18,7 @@ StatusOr<AnalysisOptions> RankOptions(const AnalyzeOptions& opt, const CommPatte
   a.comm_patterns = patterns;
   a.kernel_wait_threshold_ns = opt.kernel_wait_threshold_ns;
   a.function_tables = opt.function_tables;
+  a.stream_analyses = opt.stream_analyses;
   if (opt.window == "steps") a.window.kind = WindowRequest::Kind::kSteps;
   else if (opt.window == "gpu") a.window.kind = WindowRequest::Kind::kGpu;
   else if (opt.window == "cpu") a.window.kind = WindowRequest::Kind::kCpu;

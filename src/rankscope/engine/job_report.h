@@ -30,6 +30,7 @@ struct AnalyzeOptions {
   unsigned threads = DefaultThreadCount();  // files analysed in parallel
   bool telemetry = true;           // join the telemetry.<host>.tsv found beside the traces
   bool function_tables = true;     // false: no per-function tables (compare uses none of them)
+  bool stream_analyses = true;     // false: no idle per stream, no launch statistics (compare reads neither)
 };
 
 struct FileError {
