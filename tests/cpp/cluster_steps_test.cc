@@ -105,7 +105,7 @@ TEST(CostModel, ExtraWorkIsCostedWhenItsPeersWaitAndStaysUncostedOtherwise) {
   StepSeries s = Series(4, 6);
   for (size_t i = 0; i < 6; ++i) s.local_ns[3][i] += 10 * kMs;
   std::vector<Finding> findings = {ExtraWork(0, 6 * kMs), ExtraWork(13, 10 * kMs)};
-  CostExtraWork(s, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
+  CostExtraWork(s, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
   EXPECT_EQ(findings[0].cost.method, CostMethod::kAddedWork);  // rank 10 does not set the pace
   EXPECT_EQ(findings[0].cost.saving_ns, 0);
   EXPECT_EQ(findings[1].cost.method, CostMethod::kWhatIfFaster);
@@ -123,19 +123,27 @@ TEST(SlowHosts, TwoRanksOfAHostSlowTogetherAreANodeEvenWhenTheyAreHalfTheJob) {
   }
   std::vector<RankHost> hosts = {{"a", HostSource::kHostMap}, {"a", HostSource::kHostMap},
                                  {"b", HostSource::kHostMap}, {"b", HostSource::kHostMap}};
-  const std::vector<SlowHost> slow = FindSlowHosts(s, hosts, 2 * kMs);
+  const std::vector<SlowHost> slow = FindSlowHosts(s, hosts, 2 * kMs, 0.05);
   ASSERT_EQ(slow.size(), 1u);
   EXPECT_EQ(slow[0].host, "b");
   EXPECT_EQ(slow[0].ranks, (std::vector<uint32_t>{2, 3}));
   // Only one rank of the host is slow: not a node.
   StepSeries one = Series(4, 8);
   for (size_t i = 0; i < 8; ++i) one.local_ns[3][i] += 8 * kMs;
-  EXPECT_TRUE(FindSlowHosts(one, hosts, 2 * kMs).empty());
+  EXPECT_TRUE(FindSlowHosts(one, hosts, 2 * kMs, 0.05).empty());
   // No host known: every rank is its own host, never a node.
   std::vector<RankHost> none(4, {"", HostSource::kNone});
-  EXPECT_TRUE(FindSlowHosts(s, none, 2 * kMs).empty());
-  // Below the minimum excess: nothing.
-  EXPECT_TRUE(FindSlowHosts(s, hosts, 20 * kMs).empty());
+  EXPECT_TRUE(FindSlowHosts(s, none, 2 * kMs, 0.05).empty());
+  // Below the minimum excess, or below the margin (10 % of the other hosts' 101 ms): nothing.
+  EXPECT_TRUE(FindSlowHosts(s, hosts, 20 * kMs, 0.05).empty());
+  EXPECT_TRUE(FindSlowHosts(s, hosts, 2 * kMs, 0.10).empty());
+  // One rank slowed much more than the other: a slow rank beside a noisy one, not a node.
+  StepSeries uneven = Series(4, 8);
+  for (size_t i = 0; i < 8; ++i) {
+    uneven.local_ns[2][i] += 20 * kMs;
+    uneven.local_ns[3][i] += 6 * kMs;
+  }
+  EXPECT_TRUE(FindSlowHosts(uneven, hosts, 2 * kMs, 0.05).empty());
 }
 
 // A CPU-only rank: `steps` steps whose local time is `local_ms` (+ its wobble) and forward

@@ -41,8 +41,10 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
                               &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
   // Hooks after the rules: hosts slow together (host_outliers.h), then the per-step cost of the
   // anomalies the median what-if left uncosted (cost_model.h).
-  AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, JobStepNs(d.metrics), d.min_excess_ns}, &d.findings);
-  CostExtraWork(series, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
+  AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, JobStepNs(d.metrics), d.min_excess_ns,
+                       options.outlier_margin},
+                      &d.findings);
+  CostExtraWork(series, d.arrival, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
   RankFindings(&d.findings);
   return d;
 }

@@ -92,13 +92,18 @@ StepTable WithoutPhaseExcess(const StepSeries& series, uint32_t rank, const Step
   return out;
 }
 
-void CostExtraWork(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
+void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, const std::vector<int64_t>& rank_numbers,
+                   double step_ns,
                    double min_excess_ns, std::vector<Finding>* findings) {
   if (series.steps() == 0 || series.ranks() < 2) return;
   for (Finding& f : *findings) {
     if (f.kind != FindingKind::kExtraWork || f.cost.method != CostMethod::kAddedWork || f.ranks.size() != 1) continue;
     const int rank = RankIndex(rank_numbers, f.ranks.front());
     if (rank < 0) continue;
+    if (static_cast<size_t>(rank) < arrival.ranks.size()) {
+      const RankArrival& a = arrival.ranks[rank];
+      if (a.instances > 0 && a.late_sum_ns == 0) continue;  // on time at every collective
+    }
     const StepTable after = ReductionOf(series, f, static_cast<uint32_t>(rank));
     if (after.empty()) continue;
     const WhatIf w = WhatIfByStep(series, after, step_ns);

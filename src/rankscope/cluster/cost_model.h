@@ -17,6 +17,7 @@
 
 #include <vector>
 
+#include "rankscope/cluster/arrival.h"
 #include "rankscope/cluster/rank_metrics.h"
 #include "rankscope/cluster/step_series.h"
 #include "rankscope/cluster/what_if.h"
@@ -36,9 +37,11 @@ StepTable WithoutExcess(const StepSeries& series, uint32_t rank, double excess_n
 // Local times with `rank`'s phase (a [rank][step] table) cut to its peers' median in each step.
 StepTable WithoutPhaseExcess(const StepSeries& series, uint32_t rank, const StepTable& phase);
 
-// Costs the uncosted extra_work findings whose per-step saving is at least `min_excess_ns`.
+// Costs the uncosted extra_work findings whose per-step saving is at least `min_excess_ns`,
+// except on a rank that matched collectives show on time at every one (nobody waits for it).
 // `rank_numbers`: per rank index, its rank. Findings are left unranked.
-void CostExtraWork(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
+void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, const std::vector<int64_t>& rank_numbers,
+                   double step_ns,
                    double min_excess_ns, std::vector<Finding>* findings);
 
 }  // namespace rankscope

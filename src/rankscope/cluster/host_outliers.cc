@@ -154,10 +154,35 @@ Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::v
   return f;
 }
 
+// Slow *together*: each rank's excess over the other hosts' median (median over steps) is at
+// least kTogetherShare of the largest one's. One faulty rank beside a rank that the load slowed
+// a little is a slow rank, not a node; a node slows all its ranks alike.
+constexpr double kTogetherShare = 0.5;
+
+bool SlowTogether(const StepSeries& series, const std::vector<bool>& group, const std::vector<uint32_t>& members) {
+  std::vector<double> excess;
+  for (uint32_t r : members) {
+    std::vector<double> per_step;
+    for (size_t s = 0; s < series.steps(); ++s) {
+      per_step.push_back(series.local_ns[r][s] - PeersOf(StepColumn(series.local_ns, s), group).median);
+    }
+    excess.push_back(ComputeRobustStats(per_step).median);
+  }
+  const auto [lo, hi] = std::minmax_element(excess.begin(), excess.end());
+  return *hi > 0 && *lo >= kTogetherShare * *hi;
+}
+
+// The other hosts' median local time, median over steps.
+double OthersMedian(const StepSeries& series, const std::vector<bool>& group) {
+  std::vector<double> per_step;
+  for (size_t s = 0; s < series.steps(); ++s) per_step.push_back(PeersOf(StepColumn(series.local_ns, s), group).median);
+  return ComputeRobustStats(per_step).median;
+}
+
 }  // namespace
 
 std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<RankHost>& hosts,
-                                    double min_excess_ns) {
+                                    double min_excess_ns, double margin) {
   std::vector<SlowHost> out;
   if (series.steps() == 0 || hosts.size() != series.ranks()) return out;
   std::map<std::string, std::vector<uint32_t>> by_host;
@@ -169,7 +194,10 @@ std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<
     std::vector<bool> group(hosts.size(), false);
     for (uint32_t r : members) group[r] = true;
     const StepSignificance t = TestStepExcess(series.local_ns, group);
-    if (t.significant && t.median_excess_ns >= min_excess_ns) out.push_back({host, members, t});
+    if (t.significant && t.median_excess_ns >= std::max(min_excess_ns, margin * OthersMedian(series, group)) &&
+        SlowTogether(series, group, members)) {
+      out.push_back({host, members, t});
+    }
   }
   std::sort(out.begin(), out.end(), [](const SlowHost& a, const SlowHost& b) {
     return a.test.median_excess_ns > b.test.median_excess_ns;
@@ -180,7 +208,7 @@ std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<
 void AddSlowHostFindings(const HostFindingInputs& in, std::vector<Finding>* findings) {
   std::vector<int64_t> numbers;
   for (const RankSummary& r : *in.ranks) numbers.push_back(r.rank.rank);
-  for (const SlowHost& h : FindSlowHosts(*in.series, *in.hosts, in.min_excess_ns)) {
+  for (const SlowHost& h : FindSlowHosts(*in.series, *in.hosts, in.min_excess_ns, in.margin)) {
     if (AlreadyNamed(*findings, h.host)) continue;
     Finding f = HostFinding(in, h, numbers);
     if (f.cost.saving_ns < in.min_excess_ns) continue;

@@ -7,7 +7,10 @@
 // out) or when one of its ranks is within the noise of the others on its own. Here a host is
 // compared with the other hosts directly, step by step (significance.h): in more than half of
 // the steps, the *fastest* of its ranks is slower than the median rank of the other hosts by
-// more than their spread, and by at least the minimum excess in the median step. The hosts are
+// more than their spread, and by at least the minimum excess and the robust rule's margin (a
+// share of their local time) in the median step; and its ranks are
+// slowed alike (the least slowed at least half as much as the most: one faulty rank beside a rank
+// the load slowed a little is a slow rank, not a node). The hosts are
 // the ones resolved by host_map.h (trace, capture manifest, telemetry sidecar, --hosts); ranks
 // that are hosts of their own (no host known) are never a node.
 //
@@ -36,8 +39,9 @@ struct SlowHost {
 };
 
 // Hosts with at least two ranks whose local time stands out step by step; worst first.
+// `margin`: the robust rule's relative margin (robust_rule.h) over the other hosts' median local time.
 std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<RankHost>& hosts,
-                                    double min_excess_ns);
+                                    double min_excess_ns, double margin);
 
 struct HostFindingInputs {
   const std::vector<RankSummary>* ranks = nullptr;
@@ -46,6 +50,7 @@ struct HostFindingInputs {
   const StepSeries* series = nullptr;
   double step_ns = 0;
   double min_excess_ns = 0;
+  double margin = 0.10;  // robust_rule.h
 };
 
 // Adds a slow_node finding for each slow host that no slow_node finding names yet, and drops
