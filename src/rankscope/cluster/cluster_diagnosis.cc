@@ -1,5 +1,10 @@
 #include "rankscope/cluster/cluster_diagnosis.h"
 
+#include "rankscope/cluster/cost_model.h"
+#include "rankscope/cluster/host_outliers.h"
+#include "rankscope/cluster/significance.h"
+#include "rankscope/cluster/step_series.h"
+
 namespace rankscope {
 
 StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks, const ClusterOptions& options) {
@@ -23,6 +28,9 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   d.phases = FindPhaseOutliers(ranks, d.metrics, rule, d.min_excess_ns);
   d.functions = FindFunctionOutliers(ranks, d.metrics, rule, d.min_excess_ns);
   d.utilization = SummarizeUtilization(d.metrics, rule);
+  // Step by step (significance.h): an excess that is not there in most steps is noise.
+  const StepSeries series = AlignSteps(ranks);
+  ApplyStepSignificance(series, d.hosts, &d.slow, &d.phases);
 
   std::vector<uint32_t> slow;
   for (uint32_t r = 0; r < ranks.size(); ++r) {
@@ -31,6 +39,13 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   d.total = WhatIfLikeMedian(d.metrics, slow);
   d.findings = BuildClusterFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
                               &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
+  // Hooks after the rules: hosts slow together (host_outliers.h), then the per-step cost of the
+  // anomalies the median what-if left uncosted (cost_model.h).
+  AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, JobStepNs(d.metrics), d.min_excess_ns,
+                       options.outlier_margin},
+                      &d.findings);
+  CostExtraWork(series, d.arrival, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
+  RankFindings(&d.findings);
   return d;
 }
 

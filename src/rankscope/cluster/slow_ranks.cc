@@ -13,7 +13,9 @@ bool ArrivesLate(const RankArrival& a, const RankMetrics& m, double excess_ns) {
   return consistently && static_cast<double>(a.late_sum_ns) / steps >= kMinLatenessShare * excess_ns;
 }
 
-std::vector<SlowGroup> GroupByHost(const SlowRankAnalysis& s, const std::vector<RankHost>& hosts) {
+}  // namespace
+
+std::vector<SlowGroup> GroupSlowRanks(const SlowRankAnalysis& s, const std::vector<RankHost>& hosts) {
   std::map<std::string, SlowGroup> by_host;
   for (uint32_t r = 0; r < hosts.size(); ++r) {
     SlowGroup& g = by_host[hosts[r].host];
@@ -40,8 +42,6 @@ std::vector<SlowGroup> GroupByHost(const SlowRankAnalysis& s, const std::vector<
   return out;
 }
 
-}  // namespace
-
 SlowRankAnalysis LocateSlowRanks(const std::vector<RankMetrics>& metrics, const ArrivalAnalysis& arrival,
                                  const std::vector<RankHost>& hosts, const OutlierRule& rule, double min_excess_ns) {
   SlowRankAnalysis s;
@@ -56,7 +56,7 @@ SlowRankAnalysis LocateSlowRanks(const std::vector<RankMetrics>& metrics, const 
     s.outlier.push_back(outlier);
     s.slow.push_back(outlier && excess >= min_excess_ns && ArrivesLate(arrival.ranks[r], metrics[r], excess));
   }
-  s.groups = GroupByHost(s, hosts);
+  s.groups = GroupSlowRanks(s, hosts);
   return s;
 }
 

@@ -47,6 +47,9 @@ struct SlowRankAnalysis {
   std::vector<SlowGroup> groups;     // worst first (largest excess)
 };
 
+// The slow ranks (`s.slow`) grouped by host, worst first: a node, or ranks slow on their own.
+std::vector<SlowGroup> GroupSlowRanks(const SlowRankAnalysis& s, const std::vector<RankHost>& hosts);
+
 SlowRankAnalysis LocateSlowRanks(const std::vector<RankMetrics>& metrics, const ArrivalAnalysis& arrival,
                                  const std::vector<RankHost>& hosts, const OutlierRule& rule, double min_excess_ns);
 

@@ -26,7 +26,9 @@ constexpr FindingKindInfo kTable[] = {
     {FindingKind::kExtraWork, "extra_work", kInfo, "cluster",
      "A rank spends more time per step than its peers in a phase or function, but no peer measurably waits for it "
      "(it does not set the pace, or the difference is within the ranks' normal spread): reported with the time it "
-     "adds and no saving, below every costed finding."},
+     "adds and no saving, below every costed finding — unless the per-step what-if (`cluster/cost_model.h`: the "
+     "rank's excess removed in every step, each step's time recomputed as its slowest rank's) shows a saving of at "
+     "least the minimum cost, which is then its cost."},
     {FindingKind::kInputPipelineBound, "input_pipeline_bound", kWarning, "telemetry",
      "The GPUs are mostly idle while the host CPU is saturated: the training steps wait for input."},
     {FindingKind::kInputPipelineCpuBound, "input_pipeline_cpu_bound", kWarning, "telemetry",

@@ -74,8 +74,12 @@ std::string ExtraWorkTitle(const Finding& f) {
                                ? "in " + PhaseWords(f.subject)
                                : fmt::format("in {} {}", FunctionKindWords(f.subject_kind),
                                              FunctionLabel(f.subject_kind, f.subject, f.subject_detail));
-  return fmt::format("{} spends {} more per {} than the median rank {}; no peer measurably waits for it", Ranks(f.ranks),
-                     D(f.cost.added_ns), f.cost.unit, what);
+  // Costed by the per-step what-if (cluster/cost_model.h): in the steps it sets the pace, its peers wait.
+  const bool waited_for = f.cost.method != CostMethod::kAddedWork && f.cost.saving_ns > 0;
+  return fmt::format("{} spends {} more per {} than the median rank {}; {}", Ranks(f.ranks), D(f.cost.added_ns),
+                     f.cost.unit, what,
+                     waited_for ? "its peers wait for it in the steps where it is the last to arrive"
+                                : "no peer measurably waits for it");
 }
 
 std::string TelemetryTitle(const Finding& f) {

@@ -1,0 +1,47 @@
+// The per-step what-if: what a finding costs the job's step time, recomputed step by step
+// through the step's synchronisation point.
+//
+// In synchronous training a step ends when the last rank arrives at the step's collectives, so
+// a step's time is (up to the communication every rank pays) the largest local time of any rank
+// in that step (step_series.h: duration - exposed communication). The what-if replaces, in every
+// step, the faulty rank's time in the finding's phase or function by its peers' and takes the
+// largest local time again; the saving is the mean over steps of the difference. A rank that
+// sets the pace in some steps and not in others is costed for the steps where it does: on a
+// loaded machine that is what a measurement of the fixed job sees. The cross-rank medians of
+// what_if.h cannot see that (the slowest rank's median local time is seldom anyone's step).
+//
+// Extra work (findings.h) — an anomaly that the median-based what-if gave no cost — gets this
+// per-step cost when its peers measurably wait for it (a saving of at least the minimum excess),
+// and then ranks with the costed findings. Memory: one [rank][step] table per finding costed.
+#pragma once
+
+#include <vector>
+
+#include "rankscope/cluster/arrival.h"
+#include "rankscope/cluster/rank_metrics.h"
+#include "rankscope/cluster/step_series.h"
+#include "rankscope/cluster/what_if.h"
+#include "rankscope/findings/finding.h"
+
+namespace rankscope {
+
+using StepTable = std::vector<std::vector<double>>;  // [rank][step]
+
+// The job's saving if every rank's local times were `after` instead of `series.local_ns`.
+WhatIf WhatIfByStep(const StepSeries& series, const StepTable& after, double step_ns);
+
+// Local times with the `group`'s ranks no slower than their peers' median, step by step.
+StepTable LikePeers(const StepSeries& series, const std::vector<bool>& group);
+// Local times with `rank` doing `excess_ns` less work per step (never below its peers' median).
+StepTable WithoutExcess(const StepSeries& series, uint32_t rank, double excess_ns);
+// Local times with `rank`'s phase (a [rank][step] table) cut to its peers' median in each step.
+StepTable WithoutPhaseExcess(const StepSeries& series, uint32_t rank, const StepTable& phase);
+
+// Costs the uncosted extra_work findings whose per-step saving is at least `min_excess_ns`,
+// except on a rank that matched collectives show on time at every one (nobody waits for it).
+// `rank_numbers`: per rank index, its rank. Findings are left unranked.
+void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, const std::vector<int64_t>& rank_numbers,
+                   double step_ns,
+                   double min_excess_ns, std::vector<Finding>* findings);
+
+}  // namespace rankscope

@@ -1,0 +1,194 @@
+// The per-step stages of cluster diagnosis on hand-built step tables whose answers are known:
+// the significance test (significance.h), the per-step what-if (cost_model.h) and slow hosts
+// (host_outliers.h), then end to end through DiagnoseCluster.
+#include <gtest/gtest.h>
+
+#include "rankscope/cluster/cluster_diagnosis.h"
+#include "rankscope/cluster/cost_model.h"
+#include "rankscope/cluster/host_outliers.h"
+#include "rankscope/cluster/significance.h"
+#include "rankscope/cluster/step_series.h"
+
+namespace rankscope {
+namespace {
+
+constexpr double kMs = 1e6;
+
+// Local times [rank][step]: 100 ms, plus a deterministic wobble per rank and step of up to 2 ms.
+StepSeries Series(size_t ranks, size_t steps) {
+  StepSeries s;
+  for (size_t i = 0; i < steps; ++i) s.numbers.push_back(static_cast<int64_t>(i));
+  s.local_ns.assign(ranks, std::vector<double>(steps, 0));
+  s.cpu_phase_ns.assign(ranks, std::vector<PhaseValues>(steps, PhaseValues{}));
+  s.gpu_phase_ns = s.cpu_phase_ns;
+  for (size_t r = 0; r < ranks; ++r) {
+    for (size_t i = 0; i < steps; ++i) {
+      const double wobble = static_cast<double>((r * 7 + i * 3) % 5) * 0.5 * kMs;
+      s.local_ns[r][i] = 100 * kMs + wobble;
+      s.cpu_phase_ns[r][i][static_cast<int>(StepPhase::kForward)] = 40 * kMs + wobble;
+    }
+  }
+  return s;
+}
+
+std::vector<bool> Only(size_t n, std::vector<uint32_t> members) {
+  std::vector<bool> g(n, false);
+  for (uint32_t r : members) g[r] = true;
+  return g;
+}
+
+TEST(StepSignificance, AnExcessInEveryStepCountsAFewLongStepsDoNot) {
+  StepSeries s = Series(6, 8);
+  for (size_t i = 0; i < 8; ++i) s.local_ns[2][i] += 10 * kMs;       // the fault: every step
+  for (size_t i : {1, 4, 6}) s.local_ns[4][i] += 40 * kMs;            // noise: three long steps
+  const StepSignificance fault = TestStepExcess(s.local_ns, Only(6, {2}));
+  EXPECT_TRUE(fault.significant);
+  EXPECT_EQ(fault.exceeding, 8u);
+  EXPECT_NEAR(fault.median_excess_ns, 10 * kMs, 2 * kMs);
+  const StepSignificance noise = TestStepExcess(s.local_ns, Only(6, {4}));
+  EXPECT_FALSE(noise.significant);
+  EXPECT_EQ(noise.exceeding, 3u);
+  EXPECT_FALSE(TestStepExcess(s.local_ns, Only(6, {0})).significant);  // a healthy rank
+  EXPECT_FALSE(TestStepExcess(s.local_ns, std::vector<bool>(6, true)).significant);  // no peers
+}
+
+TEST(StepSignificance, DropsAPhaseOutlierOfAFewStepsAndASlowRankOfAFewSteps) {
+  StepSeries s = Series(4, 8);
+  for (size_t i = 0; i < 8; ++i) s.cpu_phase_ns[1][i][static_cast<int>(StepPhase::kForward)] += 10 * kMs;
+  for (size_t i : {0, 5}) s.cpu_phase_ns[3][i][static_cast<int>(StepPhase::kForward)] += 60 * kMs;
+  for (size_t i : {2, 3}) s.local_ns[3][i] += 60 * kMs;
+  std::vector<PhaseOutlier> phases = {{StepPhase::kForward, false, 1, 50 * kMs, 40 * kMs, 1 * kMs, 10 * kMs},
+                                      {StepPhase::kForward, false, 3, 55 * kMs, 40 * kMs, 1 * kMs, 15 * kMs}};
+  SlowRankAnalysis slow;
+  slow.slow = {false, false, false, true};
+  slow.excess_ns = {0, 0, 0, 15 * kMs};
+  std::vector<RankHost> hosts(4, {"h", HostSource::kTrace});
+  slow.groups = GroupSlowRanks(slow, hosts);
+  ASSERT_EQ(slow.groups.size(), 1u);
+  ApplyStepSignificance(s, hosts, &slow, &phases);
+  ASSERT_EQ(phases.size(), 1u);
+  EXPECT_EQ(phases[0].rank, 1u);
+  EXPECT_FALSE(slow.slow[3]);
+  EXPECT_TRUE(slow.groups.empty());
+}
+
+TEST(CostModel, TheSavingIsRecomputedThroughEachStepsSlowestRank) {
+  StepSeries s;
+  s.numbers = {0, 1, 2, 3};
+  // Rank 0 does 10 ms of extra work every step; rank 1 is slower than rank 0's healthy time in
+  // steps 2 and 3 (by 4 ms), so fixing rank 0 saves 10 ms in steps 0-1 and 6 ms in steps 2-3.
+  s.local_ns = {{110 * kMs, 110 * kMs, 110 * kMs, 110 * kMs},
+                {100 * kMs, 100 * kMs, 104 * kMs, 104 * kMs},
+                {100 * kMs, 100 * kMs, 100 * kMs, 100 * kMs}};
+  const WhatIf w = WhatIfByStep(s, WithoutExcess(s, 0, 10 * kMs), 130 * kMs);
+  EXPECT_DOUBLE_EQ(w.saving_ns, 8 * kMs);
+  EXPECT_DOUBLE_EQ(w.estimated_step_ns, 122 * kMs);
+  // Like its peers: rank 0 at the peers' median (102 ms in steps 2-3).
+  EXPECT_DOUBLE_EQ(WhatIfByStep(s, LikePeers(s, Only(3, {0})), 130 * kMs).saving_ns, 8 * kMs);
+  // A rank that never sets the pace saves nothing.
+  EXPECT_DOUBLE_EQ(WhatIfByStep(s, WithoutExcess(s, 2, 5 * kMs), 130 * kMs).saving_ns, 0);
+}
+
+Finding ExtraWork(int64_t rank, double added_ns) {
+  Finding f;
+  f.kind = FindingKind::kExtraWork;
+  f.severity = Severity::kInfo;
+  f.ranks = {rank};
+  f.subject = "ground_truth.py(126): run";
+  f.subject_kind = "python_path";
+  f.cost.method = CostMethod::kAddedWork;
+  f.cost.added_ns = added_ns;
+  return f;
+}
+
+TEST(CostModel, ExtraWorkIsCostedWhenItsPeersWaitAndStaysUncostedOtherwise) {
+  StepSeries s = Series(4, 6);
+  for (size_t i = 0; i < 6; ++i) s.local_ns[3][i] += 10 * kMs;
+  std::vector<Finding> findings = {ExtraWork(0, 6 * kMs), ExtraWork(13, 10 * kMs)};
+  CostExtraWork(s, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
+  EXPECT_EQ(findings[0].cost.method, CostMethod::kAddedWork);  // rank 10 does not set the pace
+  EXPECT_EQ(findings[0].cost.saving_ns, 0);
+  EXPECT_EQ(findings[1].cost.method, CostMethod::kWhatIfFaster);
+  EXPECT_GT(findings[1].cost.saving_ns, 8 * kMs);
+  EXPECT_LE(findings[1].cost.saving_ns, 10 * kMs);
+  EXPECT_EQ(findings[1].severity, Severity::kWarning);
+  ASSERT_NE(findings[1].FindEvidence(EvidenceKind::kWhatIf), nullptr);
+  EXPECT_EQ(findings[1].FindEvidence(EvidenceKind::kWhatIf)->detail, "per_step");
+}
+
+TEST(SlowHosts, TwoRanksOfAHostSlowTogetherAreANodeEvenWhenTheyAreHalfTheJob) {
+  StepSeries s = Series(4, 8);
+  for (uint32_t r : {2u, 3u}) {
+    for (size_t i = 0; i < 8; ++i) s.local_ns[r][i] += 8 * kMs;
+  }
+  std::vector<RankHost> hosts = {{"a", HostSource::kHostMap}, {"a", HostSource::kHostMap},
+                                 {"b", HostSource::kHostMap}, {"b", HostSource::kHostMap}};
+  const std::vector<SlowHost> slow = FindSlowHosts(s, hosts, 2 * kMs, 0.05);
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(slow[0].host, "b");
+  EXPECT_EQ(slow[0].ranks, (std::vector<uint32_t>{2, 3}));
+  // Only one rank of the host is slow: not a node.
+  StepSeries one = Series(4, 8);
+  for (size_t i = 0; i < 8; ++i) one.local_ns[3][i] += 8 * kMs;
+  EXPECT_TRUE(FindSlowHosts(one, hosts, 2 * kMs, 0.05).empty());
+  // No host known: every rank is its own host, never a node.
+  std::vector<RankHost> none(4, {"", HostSource::kNone});
+  EXPECT_TRUE(FindSlowHosts(s, none, 2 * kMs, 0.05).empty());
+  // Below the minimum excess, or below the margin (10 % of the other hosts' 101 ms): nothing.
+  EXPECT_TRUE(FindSlowHosts(s, hosts, 20 * kMs, 0.05).empty());
+  EXPECT_TRUE(FindSlowHosts(s, hosts, 2 * kMs, 0.10).empty());
+  // One rank slowed much more than the other: a slow rank beside a noisy one, not a node.
+  StepSeries uneven = Series(4, 8);
+  for (size_t i = 0; i < 8; ++i) {
+    uneven.local_ns[2][i] += 20 * kMs;
+    uneven.local_ns[3][i] += 6 * kMs;
+  }
+  EXPECT_TRUE(FindSlowHosts(uneven, hosts, 2 * kMs, 0.05).empty());
+}
+
+// A CPU-only rank: `steps` steps whose local time is `local_ms` (+ its wobble) and forward
+// phase carries the excess, 20 ms of exposed communication after it.
+RankSummary Rank(int64_t rank, std::string host, double extra_ms, int steps = 8) {
+  RankSummary r;
+  r.rank.rank = rank;
+  r.rank_resolved = true;
+  r.host_name = std::move(host);
+  int64_t t = 1'716'423'322'000'000'000;
+  r.window_start_ns = t;
+  for (int s = 0; s < steps; ++s) {
+    const int64_t wobble = ((rank * 7 + s * 3) % 5) * 500'000;
+    const int64_t local = 100'000'000 + static_cast<int64_t>(extra_ms * 1e6) + wobble;
+    StepSummary st;
+    st.number = s;
+    st.start_ns = t;
+    st.end_ns = t + local + 20'000'000;
+    st.cpu_phase_ns[static_cast<int>(StepPhase::kForward)] = 40'000'000 + static_cast<int64_t>(extra_ms * 1e6);
+    st.cpu_phase_ns[static_cast<int>(StepPhase::kOther)] = st.duration_ns() - st.cpu_phase_ns[1];
+    st.comm_exposed_ns = 20'000'000;
+    r.steps.push_back(st);
+    t = st.end_ns;
+  }
+  r.window_end_ns = t;
+  return r;
+}
+
+TEST(SlowHosts, DiagnoseClusterNamesTheHostWhoseRanksAreHalfTheJob) {
+  std::vector<RankSummary> ranks = {Rank(0, "a", 0), Rank(1, "a", 0), Rank(2, "b", 12), Rank(3, "b", 12)};
+  const StatusOr<ClusterDiagnosis> d = DiagnoseCluster(ranks, ClusterOptions{});
+  ASSERT_TRUE(d.ok());
+  ASSERT_FALSE(d->findings.empty());
+  const Finding& top = d->findings.front();
+  EXPECT_EQ(top.kind, FindingKind::kSlowNode);
+  EXPECT_EQ(top.hosts, (std::vector<std::string>{"b"}));
+  EXPECT_EQ(top.ranks, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(top.subject, "forward");
+  EXPECT_NEAR(top.cost.saving_ns, 12e6, 2e6);
+  // The same job, healthy: no finding.
+  std::vector<RankSummary> clean = {Rank(0, "a", 0), Rank(1, "a", 0), Rank(2, "b", 0), Rank(3, "b", 0)};
+  const StatusOr<ClusterDiagnosis> c = DiagnoseCluster(clean, ClusterOptions{});
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->findings.empty());
+}
+
+}  // namespace
+}  // namespace rankscope
