@@ -31,6 +31,11 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   d.total = WhatIfLikeMedian(d.metrics, slow);
   d.findings = BuildClusterFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
                               &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
+  // Parallelism-aware comparison (issue 16): its own file; it replaces the job-wide findings
+  // that compared ranks of different pipeline stages.
+  d.layout = InferLayout(ranks, options.layout ? &*options.layout : nullptr);
+  d.parallel = FindParallelProblems({&ranks, &d.metrics, &d.layout, rule, d.unit, d.min_excess_ns});
+  MergeParallelFindings(d.layout, d.parallel, &d.findings);
   return d;
 }
 
