@@ -177,12 +177,13 @@ std::vector<LayoutGroup> GroupsFromTraces(const std::vector<RankSummary>& ranks,
     g.name = key.name;
     g.desc = facts.desc;
     g.ranks = key.ranks;
-    if (static_cast<int64_t>(g.ranks.size()) >= world && world > 1) {
-      g.role = GroupRole::kWorld;
-      g.classified_by = "size";
-    } else if (GroupRole r = RoleFromDescription(g.desc); r != GroupRole::kUnknown) {
+    // A description wins over the size: a 4-stage pipeline of 4 ranks spans the world.
+    if (GroupRole r = RoleFromDescription(g.desc); r != GroupRole::kUnknown) {
       g.role = r;
       g.classified_by = "description";
+    } else if (static_cast<int64_t>(g.ranks.size()) >= world && world > 1) {
+      g.role = GroupRole::kWorld;
+      g.classified_by = "size";
     } else if (GroupRole c = RoleFromCollectives(facts.ops); c != GroupRole::kUnknown) {
       g.role = c;
       g.classified_by = "collectives";
