@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "rankscope/cluster/communication_work.h"
 #include "rankscope/cluster/what_if.h"
 
 namespace rankscope {
@@ -41,9 +42,35 @@ double PipelineFactor(double microbatches, int64_t stages) {
   return (microbatches + static_cast<double>(stages) - 1) / microbatches;
 }
 
+// Time per step the rank's thread spends inside c10d's communication ops (c10d::recv_, send,
+// allreduce_, ...). On CPU backends the wait for a peer is often inside the c10d op while gloo's
+// own span (the collective instance) is short, so the exposed communication misses it and it
+// would count as local work: in a pipeline that is the wait for the neighbouring stage.
+double CommOpsPerStep(const RankSummary& r) {
+  double ns = 0;
+  for (const FunctionStat& f : r.cpu_ops.rows) {
+    if ((f.name.starts_with("c10d::") || f.name == "record_param_comms") &&
+        IsCommunicationWork(FunctionKind::kCpuOp, f.name)) {
+      ns += static_cast<double>(f.in_window_ns);
+    }
+  }
+  return r.steps.empty() ? ns : ns / static_cast<double>(r.steps.size());
+}
+
 class ParallelRules {
  public:
-  explicit ParallelRules(const ParallelInputs& in) : in_(in), by_stage_(RanksByStage(*in.layout)) {}
+  explicit ParallelRules(const ParallelInputs& in) : in_(in), by_stage_(RanksByStage(*in.layout)) {
+    // Local time and wait with the waits inside c10d ops moved from the first to the second.
+    for (size_t r = 0; r < in.metrics->size(); ++r) {
+      RankMetrics m = (*in.metrics)[r];
+      const double hidden = std::max(0.0, CommOpsPerStep((*in.ranks)[r]) - m.comm_wait_ns);
+      const double moved = std::min(hidden, m.local_ns);
+      m.local_ns -= moved;
+      m.comm_wait_ns += moved;
+      metrics_.push_back(m);
+      moved_.push_back(moved);
+    }
+  }
 
   ParallelAnalysis Run() {
     ParallelAnalysis a;
@@ -69,7 +96,7 @@ class ParallelRules {
   }
 
  private:
-  const RankMetrics& M(uint32_t r) const { return (*in_.metrics)[r]; }
+  const RankMetrics& M(uint32_t r) const { return metrics_[r]; }
   int64_t Number(uint32_t r) const { return (*in_.ranks)[r].rank.rank; }
 
   StageStats Stats(int64_t s) const {
@@ -199,7 +226,7 @@ class ParallelRules {
       for (const StepSummary& st : (*in_.ranks)[members[i]].steps) {
         std::vector<double>& row = by_step[st.number];
         row.resize(members.size(), -1);
-        row[i] = static_cast<double>(st.duration_ns() - st.comm_exposed_ns);
+        row[i] = std::max(0.0, static_cast<double>(st.duration_ns() - st.comm_exposed_ns) - moved_[members[i]]);
       }
     }
     for (auto& [step, row] : by_step) {
@@ -267,6 +294,8 @@ class ParallelRules {
   }
 
   const ParallelInputs& in_;
+  std::vector<RankMetrics> metrics_;  // per rank index, waits inside c10d ops counted as waits
+  std::vector<double> moved_;         // per rank index: the wait moved out of its local time per step
   std::vector<std::vector<uint32_t>> by_stage_;
   double factor_ = 1.0;
   double step_ns_ = 0;
