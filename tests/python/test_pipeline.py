@@ -16,16 +16,20 @@ import pathlib
 import subprocess
 import sys
 
+import jsonschema
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "pipeline"
+SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
 
 
 def analyze(run_rankscope, tmp_path, run, *extra):
     out = tmp_path / f"{run}.json"
     run_rankscope("analyze", DATA / run, "--json", out, *extra)
-    return json.loads(out.read_text())
+    report = json.loads(out.read_text())
+    jsonschema.validate(report, SCHEMA)
+    return report
 
 
 def findings(report, kind):
