@@ -25,6 +25,11 @@ void FillIdentity(const TraceModel& m, RankSummary* r) {
   r->distributed_rank = m.info.distributed.rank;
   r->world_size = m.info.distributed.world_size;
   r->backend = m.info.distributed.backend;
+  for (const ProcessGroupConfig& pg : m.info.distributed.pg_config) {
+    std::string ranks = "[";
+    for (size_t i = 0; i < pg.ranks.size(); ++i) ranks += (i ? ", " : "") + std::to_string(pg.ranks[i]);
+    r->pg_config.push_back({pg.name, pg.desc, ranks + "]", pg.size});
+  }
   r->host_name = m.info.host_name;
   for (const DeviceProperties& d : m.info.devices) r->device_names.push_back(d.name);
   r->time_origin_ns = m.info.time_origin_ns;

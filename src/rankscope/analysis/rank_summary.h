@@ -219,6 +219,9 @@ struct RankSummary {
 
   std::vector<CollectiveType> collective_types;
   std::vector<ProcessGroupRef> process_groups;
+  // distributedInfo.pg_config: every group this rank belongs to, used by collectives or not
+  // (cluster/layout.h reads the job's parallel layout from it).
+  std::vector<ProcessGroupRef> pg_config;
   std::vector<CollectiveInstance> collectives;
   uint64_t omitted_collectives = 0;
   int64_t host_compute_ns = 0;            // CPU-only traces: union of CPU ops on training threads

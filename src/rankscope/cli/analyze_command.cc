@@ -125,6 +125,9 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->add_option("--hosts", opt->inputs.hosts_file,
                   "Rank -> host map, lines \"RANK HOST\" or \"FIRST-LAST HOST\" (default: the traces' host names)");
+  cmd->add_option("--layout", opt->inputs.layout,
+                  "Parallel layout when the traces do not say it: dp=N,pp=N[,tp=N][,cp=N][,order=tp-cp-dp-pp] "
+                  "(dimensions fastest-varying first)");
   cmd->add_option("--outlier-k", opt->analysis.outlier_k, "Abnormal = more than K x 1.4826 MAD above the median (default 3)")
       ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--outlier-margin", opt->analysis.outlier_margin,

@@ -45,7 +45,12 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
                        options.outlier_margin},
                       &d.findings);
   CostExtraWork(series, d.arrival, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
-  RankFindings(&d.findings);
+  // Parallelism-aware comparison (issue 16): its own file; it replaces the job-wide findings
+  // that compared ranks of different pipeline stages.
+  d.layout = InferLayout(ranks, options.layout ? &*options.layout : nullptr);
+  d.parallel = FindParallelProblems({&ranks, &d.metrics, &d.layout, rule, d.unit, d.min_excess_ns});
+  MergeParallelFindings(d.layout, d.parallel, &d.findings);
+  // MergeParallelFindings ranks the findings.
   return d;
 }
 

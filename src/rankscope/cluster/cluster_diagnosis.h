@@ -16,6 +16,8 @@
 #include "rankscope/cluster/function_outliers.h"
 #include "rankscope/cluster/gpu_utilization.h"
 #include "rankscope/cluster/host_map.h"
+#include "rankscope/cluster/layout.h"
+#include "rankscope/cluster/parallel_findings.h"
 #include "rankscope/cluster/phase_outliers.h"
 #include "rankscope/cluster/rank_metrics.h"
 #include "rankscope/cluster/slow_ranks.h"
@@ -39,6 +41,8 @@ struct ClusterDiagnosis {
   std::vector<FunctionOutlier> functions;
   UtilizationSummary utilization;
   WhatIf total;                 // every slow rank and node like the median rank
+  JobLayout layout;             // process groups, stages (cluster/layout.h)
+  ParallelAnalysis parallel;    // stage and peer comparison (cluster/parallel_findings.h)
   std::vector<Finding> findings;
 };
 

@@ -7,7 +7,10 @@
 #include <map>
 #include <string>
 
+#include <optional>
+
 #include "rankscope/cluster/host_map.h"
+#include "rankscope/cluster/layout.h"
 
 namespace rankscope {
 
@@ -35,6 +38,8 @@ struct ClusterOptions {
   // rank -> host found beside the traces (capture manifest, telemetry sidecar): used for the
   // ranks whose trace names no host (engine/capture_hosts.h).
   std::map<int64_t, RankHost> capture_hosts;
+  // `--layout`: the job's parallel layout when the traces do not say it (cluster/layout.h).
+  std::optional<LayoutSpec> layout;
 };
 
 }  // namespace rankscope

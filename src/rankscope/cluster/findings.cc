@@ -5,6 +5,8 @@
 #include <set>
 #include <tuple>
 
+#include "rankscope/cluster/communication_work.h"
+
 namespace rankscope {
 namespace {
 
@@ -247,7 +249,8 @@ std::vector<Finding> Rules::SlowFunctionFindings(
     for (const FunctionOutlier* fn : rows) {
       ranks.push_back(fn->rank);
       // Waiting in a collective is not local work: finishing it sooner does not move the pace.
-      if (fn->kind != FunctionKind::kCollective) savings.push_back({fn->rank, fn->excess_ns});
+      // Nor is the communication kernel or op of the same work (issue 16): its time was never local.
+      if (!IsCommunicationWork(fn->kind, fn->name)) savings.push_back({fn->rank, fn->excess_ns});
     }
     const WhatIf w = WhatIfFaster(*in_.metrics, savings);
     if (w.saving_ns < std::max(in_.min_excess_ns, Noise())) continue;  // left to extra_work
@@ -286,7 +289,7 @@ std::vector<Finding> Rules::ExtraWorkFindings(
     if (by_rank[p.rank].first == nullptr) by_rank[p.rank].first = &p;
   }
   for (const FunctionOutlier& fn : *in_.functions) {
-    if (covered.count(fn.rank) || fn.kind == FunctionKind::kCollective) continue;
+    if (covered.count(fn.rank) || IsCommunicationWork(fn.kind, fn.name)) continue;
     if (reported.count({fn.rank, fn.kind, fn.name, fn.detail})) continue;
     if (fn.excess_ns < in_.min_excess_ns || !(CallsDiffer(fn) || fn.excess_ns >= Noise())) continue;
     by_rank[fn.rank].second.push_back(&fn);

@@ -102,6 +102,9 @@ StatusOr<ClusterOptions> ClusterOptionsFor(const JobInputs& in, const AnalyzeOpt
     RANKSCOPE_ASSIGN_OR_RETURN(c.hosts, ReadHostMap(in.hosts_file));
     c.hosts_source = in.hosts_file;
   }
+  if (!in.layout.empty()) {
+    RANKSCOPE_ASSIGN_OR_RETURN(c.layout, ParseLayoutSpec(in.layout));
+  }
   std::vector<TraceFileRank> files;
   for (const RankSummary& r : report->ranks) files.push_back({r.path, r.rank.rank});
   c.capture_hosts = FindCaptureHosts(files, &report->warnings);
@@ -132,6 +135,7 @@ StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& op
   RANKSCOPE_ASSIGN_OR_RETURN(CommPatterns patterns, CommPatterns::Compile(options.comm_patterns));
   RANKSCOPE_ASSIGN_OR_RETURN(AnalysisOptions rank_options, RankOptions(options, &patterns));
   if (!inputs.hosts_file.empty()) RANKSCOPE_RETURN_IF_ERROR(ReadHostMap(inputs.hosts_file).status());
+  if (!inputs.layout.empty()) RANKSCOPE_RETURN_IF_ERROR(ParseLayoutSpec(inputs.layout).status());
 
   JobReport report;
   report.options = options;

@@ -26,6 +26,7 @@ namespace rankscope {
 struct JobInputs {
   std::vector<std::string> paths;
   std::string hosts_file;  // --hosts FILE: "RANK HOST" / "FIRST-LAST HOST" lines; "" = none
+  std::string layout;      // --layout dp=..,pp=..[,tp=..][,cp=..][,order=..]; "" = from the traces
 };
 
 // Reports progress as files finish (the CLI's progress line); may be null.

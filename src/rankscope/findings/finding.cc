@@ -45,6 +45,8 @@ std::string_view EvidenceKindName(EvidenceKind k) {
     case EvidenceKind::kStackFrame: return "stack_frame";
     case EvidenceKind::kCompareDelta: return "compare_delta";
     case EvidenceKind::kText: return "text";
+    case EvidenceKind::kStage: return "stage";
+    case EvidenceKind::kStepImbalance: return "step_imbalance";
   }
   return "text";
 }
@@ -65,6 +67,7 @@ std::string_view NextStepKindName(NextStepKind k) {
     case NextStepKind::kHangDataLoaderWorkers: return "hang_dataloader_workers";
     case NextStepKind::kHangTransport: return "hang_transport";
     case NextStepKind::kCompareTable: return "compare_table";
+    case NextStepKind::kPartitionStages: return "partition_stages";
   }
   return "none";
 }

@@ -71,6 +71,9 @@ enum class EvidenceKind : uint8_t {
                         // "majority_innermost", "dataloader_worker" (a worker process of `rank`; value pid)
   kCompareDelta, // rank + subject + detail (cause): the difference per step, BASE vs NEW, and the noise band
   kText,         // a sentence no other kind can express (keep rare)
+  // Parallelism-aware findings (cluster/parallel_findings.h).
+  kStage,          // subject: a pipeline stage; ranks: its ranks; detail "slow"/"peer"
+  kStepImbalance,  // subject: a stage; ranks: the slowest rank of each step, in step order
 };
 std::string_view EvidenceKindName(EvidenceKind k);
 
@@ -106,6 +109,7 @@ enum class NextStepKind : uint8_t {
   kHangDataLoaderWorkers,   // the rank's DataLoader worker processes (py-spy dump --pid of each)
   kHangTransport,           // the network, the peers' processes, the communication library's logs
   kCompareTable,       // look up `subject` in the comparison's `detail` table (operators, modules, ...)
+  kPartitionStages,    // move layers off stage `subject` (pipeline partition)
 };
 std::string_view NextStepKindName(NextStepKind k);
 

@@ -16,6 +16,10 @@ enum class FindingKind : uint16_t {
   kSlowRank,
   kSlowFunction,
   kExtraWork,
+  // Parallelism-aware cluster diagnosis (cluster/parallel_findings.h).
+  kSlowStage,
+  kSlowWorker,
+  kPerStepImbalance,
   // Node telemetry joined with the traced window (analysis/telemetry_join.h).
   kInputPipelineBound,
   kInputPipelineCpuBound,

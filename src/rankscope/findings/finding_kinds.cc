@@ -29,6 +29,15 @@ constexpr FindingKindInfo kTable[] = {
      "adds and no saving, below every costed finding — unless the per-step what-if (`cluster/cost_model.h`: the "
      "rank's excess removed in every step, each step's time recomputed as its slowest rank's) shows a saving of at "
      "least the minimum cost, which is then its cost."},
+    {FindingKind::kSlowStage, "slow_stage", kWarning, "cluster",
+     "A pipeline stage spends more time per step on its own work (median over its ranks) than the other stages: a "
+     "partition imbalance; the other stages wait for it once per micro-batch (the bubble it causes)."},
+    {FindingKind::kSlowWorker, "slow_worker", kWarning, "cluster",
+     "A rank spends more time per step on its own work than the other ranks of its pipeline stage: its pipeline "
+     "column and its data-parallel peers wait for it."},
+    {FindingKind::kPerStepImbalance, "per_step_imbalance", kWarning, "cluster",
+     "Among the data-parallel ranks of a stage, the slowest rank changes from step to step and exceeds the step's "
+     "median by the margin in most steps while the ranks' medians are close: input or sequence-length imbalance."},
     {FindingKind::kInputPipelineBound, "input_pipeline_bound", kWarning, "telemetry",
      "The GPUs are mostly idle while the host CPU is saturated: the training steps wait for input."},
     {FindingKind::kInputPipelineCpuBound, "input_pipeline_cpu_bound", kWarning, "telemetry",

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "rankscope/report/analysis_report.h"
+#include "rankscope/report/layout_report.h"
 
 namespace rankscope {
 namespace {
@@ -29,7 +30,8 @@ class ClusterJson {
             {"phases", Phases()},
             {"functions", Functions(d_.functions)},
             {"gpu_utilization", Utilization()},
-            {"what_if", WhatIfJson(d_.total, SlowRanks())}};
+            {"what_if", WhatIfJson(d_.total, SlowRanks())},
+            {"layout", LayoutJson(d_.layout, d_.parallel)}};
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "rankscope/report/findings_report_text.h"
+#include "rankscope/report/layout_report.h"
 #include "rankscope/report/text_format.h"
 
 namespace rankscope {
@@ -28,6 +29,7 @@ class Writer {
 
   std::string Render() {
     Header();
+    Layout();
     Findings();
     Ranks();
     Collectives();
@@ -70,6 +72,13 @@ class Writer {
     size_t i = 0;
     for (std::string_view s : sources) out += std::string(i++ ? " and " : "") + std::string(s);
     return out;
+  }
+
+  void Layout() {
+    const std::string text = LayoutText(d_.layout, d_.parallel, Per());
+    if (text.empty()) return;
+    Section("Parallel layout", "process groups and pipeline stages; ranks are compared within their stage");
+    out_ += text;
   }
 
   void Findings() {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "rankscope/report/text_format.h"
+#include "rankscope/report/parallel_finding_text.h"
 
 namespace rankscope {
 namespace {
@@ -130,6 +131,7 @@ std::string CompareTitle(const Finding& f) {
 }
 
 std::string Title(const Finding& f) {
+  if (IsParallelFinding(f.kind)) return ParallelFindingTitle(f);
   switch (f.kind) {
     case FindingKind::kCompareRegression:
     case FindingKind::kCompareImprovement: return CompareTitle(f);
@@ -288,6 +290,7 @@ std::string NextTelemetry(const Finding& f) {
 }
 
 std::string Next(const Finding& f) {
+  if (IsParallelFinding(f.kind)) return ParallelNextSentence(f);
   const std::string who = Ranks(f.ranks);
   const int64_t first = f.ranks.empty() ? 0 : f.ranks.front();
   switch (f.next.kind) {
@@ -365,6 +368,8 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
                          (e.Get("step_delta_ns") >= 0 ? "+" : "-") + D(std::fabs(e.Get("step_delta_ns"))),
                          D(e.Get("noise_ns")), e.text.empty() ? "" : "; " + e.text);
     case EvidenceKind::kText: return e.text;
+    case EvidenceKind::kStage:
+    case EvidenceKind::kStepImbalance: return ParallelEvidenceSentence(e, f);
     default:  // hang evidence: the hang report draws it as stacks and collectives
       return e.subject.empty() ? std::string(EvidenceKindName(e.kind))
                                : fmt::format("{}: {}", EvidenceKindName(e.kind), e.subject);

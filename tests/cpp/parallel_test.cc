@@ -1,0 +1,156 @@
+// Parallel layout and the stage / peer findings (cluster/layout.h, cluster/parallel_findings.h)
+// on inline summaries: every number is set here, so each rule's decision is known exactly.
+#include <gtest/gtest.h>
+
+#include "rankscope/cluster/layout.h"
+#include "rankscope/cluster/parallel_findings.h"
+
+namespace rankscope {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+// A rank with `steps` steps of `step_ms`, of which `wait_ms` exposed communication.
+RankSummary Rank(int64_t rank, std::vector<ProcessGroupRef> groups, std::vector<double> local_ms, double wait_ms = 10) {
+  RankSummary r;
+  r.rank.rank = rank;
+  r.world_size = 4;
+  r.pg_config = std::move(groups);
+  int64_t t = 0;
+  for (size_t i = 0; i < local_ms.size(); ++i) {
+    StepSummary s;
+    s.number = static_cast<int64_t>(i);
+    s.start_ns = t;
+    s.comm_exposed_ns = static_cast<int64_t>(wait_ms * kMs);
+    s.end_ns = t + static_cast<int64_t>(local_ms[i] * kMs) + s.comm_exposed_ns;
+    t = s.end_ns;
+    r.steps.push_back(s);
+  }
+  return r;
+}
+
+// 2 stages x 2 data ranks, rank = dp + 2 * stage; groups named as pipeline_train.py names them.
+std::vector<ProcessGroupRef> Groups(int64_t rank) {
+  const int64_t dp = rank % 2, stage = rank / 2;
+  return {{"0", "default_pg", "[0, 1, 2, 3]", 4},
+          {std::to_string(1 + dp), "pp", dp == 0 ? "[0, 2]" : "[1, 3]", 2},
+          {std::to_string(3 + stage), "dp", stage == 0 ? "[0, 1]" : "[2, 3]", 2}};
+}
+
+std::vector<RankMetrics> Metrics(const std::vector<RankSummary>& ranks) {
+  std::vector<RankMetrics> m;
+  for (const RankSummary& r : ranks) m.push_back(ComputeRankMetrics(r, true));
+  return m;
+}
+
+std::vector<Finding> Find(const std::vector<RankSummary>& ranks, const JobLayout& layout) {
+  const std::vector<RankMetrics> m = Metrics(ranks);
+  return FindParallelProblems({&ranks, &m, &layout, OutlierRule{3.0, 0.10}, "step", 2 * kMs}).findings;
+}
+
+TEST(Layout, ParsesSpecAndRejectsBadInput) {
+  auto spec = ParseLayoutSpec("dp=2,pp=4,tp=2,order=tp-dp-cp-pp");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->dp, 2);
+  EXPECT_EQ(spec->pp, 4);
+  EXPECT_EQ(spec->order, (std::vector<std::string>{"tp", "dp", "cp", "pp"}));
+  EXPECT_FALSE(ParseLayoutSpec("dp=0").ok());
+  EXPECT_FALSE(ParseLayoutSpec("xx=2").ok());
+  EXPECT_FALSE(ParseLayoutSpec("dp=2,order=tp-dp").ok());
+  EXPECT_FALSE(ParseLayoutSpec("").ok());
+}
+
+TEST(Layout, FromSpecMegatronOrder) {
+  std::vector<RankSummary> ranks;
+  for (int64_t r = 0; r < 4; ++r) ranks.push_back(Rank(r, {}, {10, 10, 10}));
+  LayoutSpec spec = *ParseLayoutSpec("dp=2,pp=2");
+  const JobLayout l = InferLayout(ranks, &spec);
+  EXPECT_EQ(l.source, "--layout");
+  EXPECT_EQ(l.stages, 2);
+  EXPECT_EQ(l.stage, (std::vector<int64_t>{0, 0, 1, 1}));
+  EXPECT_EQ(l.data_index, (std::vector<int64_t>{0, 1, 0, 1}));
+}
+
+TEST(Layout, FromPgConfigDescriptions) {
+  std::vector<RankSummary> ranks;
+  for (int64_t r = 0; r < 4; ++r) ranks.push_back(Rank(r, Groups(r), {10, 10, 10}));
+  const JobLayout l = InferLayout(ranks, nullptr);
+  EXPECT_EQ(l.source, "traces");
+  EXPECT_EQ(l.stages, 2);
+  EXPECT_EQ(l.data_parallel, 2);
+  EXPECT_EQ(l.stage, (std::vector<int64_t>{0, 0, 1, 1}));
+  EXPECT_TRUE(l.notes.empty());
+}
+
+TEST(Layout, UntracedAndMissingGroupsAreSaid) {
+  // Only ranks 0 and 2 traced: the groups name 1 and 3; the layout still holds for 0 and 2.
+  std::vector<RankSummary> ranks = {Rank(0, Groups(0), {10}), Rank(2, Groups(2), {10})};
+  const JobLayout l = InferLayout(ranks, nullptr);
+  EXPECT_EQ(l.stage, (std::vector<int64_t>{0, 1}));
+  EXPECT_FALSE(l.notes.empty());
+  // No group information at all: one stage, and a note.
+  std::vector<RankSummary> bare = {Rank(0, {}, {10}), Rank(1, {}, {10})};
+  const JobLayout n = InferLayout(bare, nullptr);
+  EXPECT_EQ(n.source, "none");
+  EXPECT_EQ(n.stages, 1);
+  EXPECT_EQ(n.notes.size(), 1u);
+}
+
+TEST(Layout, OverlappingPipelineGroupsAreDropped) {
+  std::vector<RankSummary> ranks;
+  for (int64_t r = 0; r < 4; ++r) {
+    std::vector<ProcessGroupRef> g = Groups(r);
+    g.push_back({"9", "pp", "[0, 1]", 2});  // contradicts [0, 2] for rank 0
+    ranks.push_back(Rank(r, g, {10}));
+  }
+  const JobLayout l = InferLayout(ranks, nullptr);
+  EXPECT_EQ(l.stage, (std::vector<int64_t>{0, 0, 1, 1}));
+  EXPECT_FALSE(l.notes.empty());
+}
+
+TEST(ParallelFindings, SlowStage) {
+  std::vector<RankSummary> ranks;
+  for (int64_t r = 0; r < 4; ++r) ranks.push_back(Rank(r, Groups(r), r >= 2 ? std::vector<double>{40, 40, 40, 40} : std::vector<double>{20, 20, 20, 20}));
+  const std::vector<Finding> f = Find(ranks, InferLayout(ranks, nullptr));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, FindingKind::kSlowStage);
+  EXPECT_EQ(f[0].ranks, (std::vector<int64_t>{2, 3}));
+  EXPECT_DOUBLE_EQ(f[0].cost.saving_ns, 20.0 * kMs);  // no point-to-point data: factor 1
+}
+
+TEST(ParallelFindings, SlowWorkerWithinItsStage) {
+  std::vector<RankSummary> ranks;
+  for (int64_t r = 0; r < 4; ++r) ranks.push_back(Rank(r, Groups(r), r == 1 ? std::vector<double>{35, 35, 35, 35} : std::vector<double>{20, 20, 20, 20}));
+  const std::vector<Finding> f = Find(ranks, InferLayout(ranks, nullptr));
+  // Stage 0 as a whole (median 27.5 ms vs 20 ms) is also a slow stage; both are said.
+  bool worker = false;
+  for (const Finding& x : f) {
+    if (x.kind == FindingKind::kSlowWorker) {
+      worker = true;
+      EXPECT_EQ(x.ranks, (std::vector<int64_t>{1}));
+      EXPECT_DOUBLE_EQ(x.cost.saving_ns, 15.0 * kMs);
+    }
+  }
+  EXPECT_TRUE(worker);
+}
+
+TEST(ParallelFindings, PerStepImbalanceNeedsAChangingSlowestRank) {
+  std::vector<RankSummary> ranks;
+  // Stage 0: ranks 0 and 1 alternate being 30 ms vs 20 ms; their medians are equal (25 ms).
+  ranks.push_back(Rank(0, Groups(0), {30, 20, 30, 20}));
+  ranks.push_back(Rank(1, Groups(1), {20, 30, 20, 30}));
+  ranks.push_back(Rank(2, Groups(2), {25, 25, 25, 25}));
+  ranks.push_back(Rank(3, Groups(3), {25, 25, 25, 25}));
+  const std::vector<Finding> f = Find(ranks, InferLayout(ranks, nullptr));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, FindingKind::kPerStepImbalance);
+  EXPECT_EQ(f[0].ranks, (std::vector<int64_t>{0, 1}));
+  EXPECT_DOUBLE_EQ(f[0].cost.saving_ns, 5.0 * kMs);  // max - median (the mean of two) per step
+  // The same times, but always rank 0 slowest: a slow worker, not an imbalance.
+  ranks[0] = Rank(0, Groups(0), {30, 30, 30, 30});
+  ranks[1] = Rank(1, Groups(1), {20, 20, 20, 20});
+  for (const Finding& x : Find(ranks, InferLayout(ranks, nullptr))) EXPECT_NE(x.kind, FindingKind::kPerStepImbalance);
+}
+
+}  // namespace
+}  // namespace rankscope
