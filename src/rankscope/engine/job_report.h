@@ -30,6 +30,7 @@ struct AnalyzeOptions {
   unsigned threads = DefaultThreadCount();  // files analysed in parallel
   bool telemetry = true;           // join the telemetry.<host>.tsv found beside the traces
   bool function_tables = true;     // false: no per-function tables (compare uses none of them)
+  bool use_summaries = true;       // a current <trace>.rsum beside a trace stands for it (docs/scale.md)
 };
 
 struct FileError {
