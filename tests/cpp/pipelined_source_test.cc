@@ -50,11 +50,10 @@ TEST(PipelinedSourceTest, SameBytesAtEveryBlockDepthAndReadSize) {
   const std::string reference = Drain(*plain, 65536, &none);
   ASSERT_TRUE(none.ok());
   ASSERT_GT(reference.size(), gz.size());
-  for (size_t block : {size_t{1}, size_t{2}, size_t{7}, size_t{4095}, size_t{4096}, size_t{65537}, size_t{1} << 20,
-                       reference.size(), reference.size() + 1}) {
+  for (size_t block : {size_t{97}, size_t{4095}, size_t{4096}, size_t{65537}, size_t{1} << 20, reference.size(),
+                       reference.size() + 1}) {
     for (size_t depth : {1, 3}) {
-      for (size_t read_size : {size_t{1}, size_t{13}, size_t{4096}, size_t{1} << 20}) {
-        if (block < 8 && read_size < 8) continue;  // byte by byte on both sides: minutes, nothing new
+      for (size_t read_size : {size_t{13}, size_t{4096}, size_t{1} << 20}) {
         PipelinedSource piped(OpenTraceBytes(gz), block, depth);
         Status error;
         ASSERT_EQ(Drain(piped, read_size, &error), reference) << block << " " << depth << " " << read_size;
@@ -66,21 +65,30 @@ TEST(PipelinedSourceTest, SameBytesAtEveryBlockDepthAndReadSize) {
   }
 }
 
-TEST(PipelinedSourceTest, ACorruptStreamFailsAfterTheSameBytes) {
-  std::string gz = FileBytes(kTrace);
+TEST(PipelinedSourceTest, ACorruptStreamFailsAfterTheBytesBeforeIt) {
+  const std::string whole = FileBytes(kTrace);
+  Status none;
+  auto full = OpenTraceBytes(whole);
+  const std::string reference = Drain(*full, 65536, &none);
+  std::string gz = whole;
   gz.resize(gz.size() / 2);  // truncated mid-stream
   Status plain_error, piped_error;
   auto plain = OpenTraceBytes(gz);
-  const std::string expected = Drain(*plain, 4096, &plain_error);
+  Drain(*plain, 4096, &plain_error);
   ASSERT_FALSE(plain_error.ok());
   PipelinedSource piped(OpenTraceBytes(gz), 5000, 2);
-  EXPECT_EQ(Drain(piped, 777, &piped_error), expected);
+  // How much the inflater yields before it sees the cut depends on the sizes asked of it; what
+  // it yields is the start of the stream, and then the same error.
+  const std::string got = Drain(piped, 777, &piped_error);
+  EXPECT_GT(got.size(), 0u);
+  EXPECT_EQ(got, reference.substr(0, got.size()));
   EXPECT_EQ(piped_error.code(), plain_error.code());
   EXPECT_EQ(piped_error.message(), plain_error.message());
 }
 
 TEST(PipelinedSourceTest, LeftUnreadIsFine) {
-  PipelinedSource piped(OpenTraceBytes(FileBytes(kTrace)), 1024, 2);
+  const std::string gz = FileBytes(kTrace);  // OpenTraceBytes reads it in place
+  PipelinedSource piped(OpenTraceBytes(gz), 1024, 2);
   char buf[10];
   ASSERT_TRUE(piped.Read(buf, sizeof buf).ok());
 }  // the producer, blocked on a full queue, is stopped and joined

@@ -73,4 +73,4 @@ def test_a_bad_file_is_reported_once(tmp_path, mpirun, rankscope_bin, run_ranksc
     proc = subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=600)
     assert proc.returncode != 0
     assert proc.stderr.count("rank6.pt.trace.json") == 1
-    assert "Rank overview" in proc.stdout or "rank" in proc.stdout
+    assert "6 ranks" in proc.stdout  # process 0 still reports the readable ranks
