@@ -27,3 +27,12 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
 
 # libxlsxwriter (`rankscope compare --xlsx`): Debian's libxlsxwriter-dev, found by pkg-config.
 pkg_check_modules(XLSXWRITER REQUIRED IMPORTED_TARGET GLOBAL xlsxwriter)
+
+# MPI (`rankscope analyze --mpi`, docs/scale.md): optional. Open MPI from Debian
+# (libopenmpi-dev, openmpi-bin; scripts/setup.sh); without it, --mpi says the build lacks it.
+option(RANKSCOPE_WITH_MPI "Build `rankscope analyze --mpi` when an MPI library is found" ON)
+if(RANKSCOPE_WITH_MPI)
+  set(MPI_CXX_SKIP_MPICXX ON)  # the C API only: no deprecated C++ bindings
+  find_package(MPI COMPONENTS CXX)
+endif()
+set(RANKSCOPE_HAVE_MPI ${MPI_CXX_FOUND})

@@ -5,9 +5,11 @@
 #   tokens, --hosts and --peers files (20 s);
 #   the hang analysis's inputs — pickled and JSON Flight Recorder dumps, stack snapshots, and the
 #   analysis of a fuzzed rank beside a healthy one (HANG_SECONDS; default the daemon's time, at
-#   most 30 s).
+#   most 30 s);
+#   the rank summary format (.rsum, docs/scale.md): files, bare payloads, and traces analysed and
+#   encoded, each round-tripped (SUMMARY_SECONDS; default as the hang inputs).
 # Exits non-zero on a crash; the crashing input is left in build/fuzz/crashes/.
-#   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS] [HANG_SECONDS]
+#   scripts/fuzz.sh [READER_SECONDS] [DAEMON_SECONDS] [HANG_SECONDS] [SUMMARY_SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 READER_SECONDS=${1:-60}
@@ -17,7 +19,7 @@ SHARED=${RANKSCOPE_SHARED:-../shared}
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRANKSCOPE_BUILD_FUZZ=ON -DRANKSCOPE_BUILD_TESTS=OFF -DRANKSCOPE_BUILD_BENCH=OFF >/dev/null
-cmake --build "$BUILD" --target fuzz_kineto_reader fuzz_daemon_inputs fuzz_hang_inputs
+cmake --build "$BUILD" --target fuzz_kineto_reader fuzz_daemon_inputs fuzz_hang_inputs fuzz_summary
 
 run() {  # name seconds seeds
   mkdir -p "$BUILD/corpus/$1" "$BUILD/crashes"
@@ -77,3 +79,22 @@ printf "\003$STACKS\000"'{"version": "2.10", "pg_config": {}, "rankscope": {"ran
 { printf "\003$STACKS\000"; cat tests/data/pickles/torch_fr.pickle; } > "$SEEDS/analysis-pickle"
 HANG_SECONDS=${3:-$(( DAEMON_SECONDS < 30 ? DAEMON_SECONDS : 30 ))}
 run fuzz_hang_inputs "$HANG_SECONDS" "$SEEDS"
+
+# Summary seeds: the first byte picks the input (0 summary file, 1 bare payload, 2 trace). The
+# summaries come from the development build's `rankscope summarize` when there is one.
+SEEDS="$BUILD/seeds/summary"
+mkdir -p "$SEEDS"
+for f in tests/data/cluster/ground_truth/clean/rank0.pt.trace.json.gz tests/data/cluster/ground_truth/node/rank5.pt.trace.json.gz; do
+  name=$(basename "$f" .json.gz)
+  { printf '\002'; gzip -dc "$f" | head -c 65536; } > "$SEEDS/trace-$name"
+done
+if [ -x build/dev/src/rankscope/cli/rankscope ]; then
+  tmp=$(mktemp -d)
+  cp tests/data/cluster/ground_truth/clean/rank0.pt.trace.json.gz "$tmp/"
+  build/dev/src/rankscope/cli/rankscope summarize -q "$tmp"
+  { printf '\000'; cat "$tmp"/*.rsum; } > "$SEEDS/file"
+  { printf '\001'; tail -c +33 "$tmp"/*.rsum; } > "$SEEDS/payload"
+  rm -rf "$tmp"
+fi
+SUMMARY_SECONDS=${4:-$HANG_SECONDS}
+run fuzz_summary "$SUMMARY_SECONDS" "$SEEDS"

@@ -16,6 +16,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libsimdjson-dev libisal-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev libxlsxwriter-dev
+  libopenmpi-dev openmpi-bin
   prometheus tmux chromium
 )
 # Node.js and npm build the web UI; a machine that already has them (e.g. from NodeSource) keeps its own.

@@ -9,6 +9,7 @@
 
 #include "rankscope/cli/commands.h"
 #include "rankscope/engine/analyze_job.h"
+#include "rankscope/engine/mpi_job.h"
 #include "rankscope/report/analysis_report.h"
 #include "rankscope/report/analysis_report_text.h"
 #include "rankscope/report/cluster_report_text.h"
@@ -29,6 +30,7 @@ struct AnalyzeCommandOptions {
   size_t top = 10;
   double kernel_wait_us = kDefaultKernelWaitThresholdNs / 1000.0;
   std::string color = "auto";
+  bool mpi = false;
 };
 
 bool UseColor(const std::string& mode) {
@@ -70,15 +72,33 @@ void RenderText(const JobReport& report, const TextOptions& text) {
   }
 }
 
+int Report(AnalyzeCommandOptions& opt, JobReport& report);
+
 int RunAnalyze(AnalyzeCommandOptions opt) {
   opt.analysis.kernel_wait_threshold_ns = static_cast<int64_t>(opt.kernel_wait_us * 1000.0);
   TerminalProgress progress(isatty(STDERR_FILENO) != 0);
+  if (opt.mpi) {  // every process maps its slice; process 0 reduces and reports (docs/scale.md)
+    if (!MpiAvailable()) {
+      fmt::print(stderr, "rankscope: error: --mpi: this rankscope was built without MPI (install libopenmpi-dev and rebuild)\n");
+      return 1;
+    }
+    MpiSession mpi;
+    auto job = AnalyzeJobMpi(mpi, opt.inputs, opt.analysis, &progress);
+    if (!job.ok()) {  // every process finds a whole-job error alike: one says it
+      if (mpi.rank() == 0) fmt::print(stderr, "rankscope: error: {}\n", job.status().message());
+      return 1;
+    }
+    return *job ? Report(opt, **job) : 0;
+  }
   auto job = AnalyzeJob(opt.inputs, opt.analysis, &progress);
   if (!job.ok()) {
     fmt::print(stderr, "rankscope: error: {}\n", job.status().message());
     return 1;
   }
-  JobReport& report = *job;
+  return Report(opt, *job);
+}
+
+int Report(AnalyzeCommandOptions& opt, JobReport& report) {
   if (!opt.html_path.empty()) {  // before --rank narrows the ranks: the views show every rank
     if (Status s = WriteJobHtml(report, opt.html_path); !s.ok()) {
       fmt::print(stderr, "rankscope: error: {}\n", s.message());
@@ -107,7 +127,12 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("analyze", "Analyse each rank's trace (steps, GPU time, bottleneck functions, "
                                                 "communication, idle time, launch delay, memory) and diagnose the job: "
                                                 "slow ranks and nodes, abnormal functions, what fixing them is worth");
-  cmd->add_option("paths", opt->inputs.paths, "Trace files or directories of them (.json, .json.gz)")->required();
+  cmd->add_option("paths", opt->inputs.paths, "Trace files, rank summaries (.rsum, `rankscope summarize`) or "
+                                             "directories of them (.json, .json.gz, .rsum)")->required();
+  cmd->add_flag("!--no-summaries", opt->analysis.use_summaries,
+                "Read every trace, even one with a current summary (<trace>.rsum) beside it");
+  cmd->add_flag("--mpi", opt->mpi, "Run under mpirun: each process reads a slice of the files (balanced by size), "
+                                  "process 0 gathers the summaries and writes the report");
   cmd->add_option("--json", opt->json_path, "Also write the report as JSON to FILE ('-': stdout only)");
   cmd->add_option("--html", opt->html_path, "Also write the web UI's views with the job's data as one self-contained "
                                            "HTML file (opens offline)");

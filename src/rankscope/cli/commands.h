@@ -14,6 +14,8 @@ void RegisterHangCommand(CLI::App& app, int* exit_code);  // hang analysis (docs
 void RegisterStatusCommands(CLI::App& app, int* exit_code);  // status, ps
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
+// Rank summaries (docs/scale.md).
+void RegisterSummarizeCommand(CLI::App& app, int* exit_code);
 // Run comparison (docs/compare.md).
 void RegisterCompareCommand(CLI::App& app, int* exit_code);
 void RegisterServeCommand(CLI::App& app, int* exit_code);  // web UI (docs/ui.md)

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   rankscope::cli::RegisterStatusCommands(app, &exit_code);
   rankscope::cli::RegisterRunCommand(app, &exit_code);
   rankscope::cli::RegisterAnalyzeCommand(app, &exit_code);
+  rankscope::cli::RegisterSummarizeCommand(app, &exit_code);
   rankscope::cli::RegisterCompareCommand(app, &exit_code);
   rankscope::cli::RegisterServeCommand(app, &exit_code);
   rankscope::cli::RegisterTelemetryCommand(app, &exit_code);

@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 
 #include "rankscope/cli/capture_report.h"
 #include "rankscope/cli/commands.h"
+#include "rankscope/cli/summary_download.h"
 #include "rankscope/daemon/capture_spec.h"
 #include "rankscope/daemon/step_alignment.h"
 
@@ -28,6 +31,7 @@ struct TraceOptions {
   int32_t roundup = 0;
   bool with_stack = false, record_shapes = false, profile_memory = false;
   bool wait = false, analyze = false, json = false, baseline = false;
+  bool gather_summaries = false;  // --gather-summaries
   int timeout_s = 300;
   std::string trace_id;
 };
@@ -72,27 +76,52 @@ Plan PlanStart(const TraceOptions& opt, const std::vector<HostReply>& processes)
   return plan;
 }
 
-int RunAnalyze(const std::vector<std::string>& dirs) {
+int AnalyzeDir(const std::string& dir) {
+  fmt::print("\n$ rankscope analyze {}\n", dir);
+  std::fflush(stdout);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    execl("/proc/self/exe", "rankscope", "analyze", dir.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+// The capture's rank summaries, made by each node's daemon after the capture, gathered over
+// HTTP into one local directory and analysed there: only summaries travel (docs/scale.md).
+int AnalyzeGatheredSummaries(const DaemonClient& client, const std::string& id) {
+  char dir_template[] = "/tmp/rankscope-summaries-XXXXXX";
+  if (!::mkdtemp(dir_template)) {
+    fmt::print(stderr, "rankscope: cannot create a directory for the summaries: {}\n", std::strerror(errno));
+    return 1;
+  }
+  auto got = DownloadSummaries(client, id, dir_template);
+  if (!got.ok()) {
+    fmt::print(stderr, "rankscope: {}\n", got.status().message());
+    return 1;
+  }
+  fmt::print("\nsummaries of capture {} gathered over HTTP into {}:\n", id, got->dir);
+  for (const std::string& line : got->lines) fmt::print("  {}\n", line);
+  return AnalyzeDir(got->dir);
+}
+
+int RunAnalyze(const DaemonClient& client, const std::string& id, const std::vector<std::string>& dirs,
+               bool gather_summaries) {
   // `rankscope analyze` is another subcommand of this same binary; run it as a child process so
-  // that capture does not depend on its code.
+  // that capture does not depend on its code. Directories on this machine are analysed in place
+  // (a current summary beside a trace stands for it); the others from their summaries.
   int rc = 0;
+  bool remote = gather_summaries;
   for (const auto& dir : dirs) {
-    if (::access(dir.c_str(), R_OK) != 0) {
-      fmt::print(stderr, "rankscope: {} is not on this machine; run `rankscope analyze` where it is (or on a shared file system)\n", dir);
-      rc = 1;
+    if (gather_summaries || ::access(dir.c_str(), R_OK) != 0) {
+      remote = true;
       continue;
     }
-    fmt::print("\n$ rankscope analyze {}\n", dir);
-    std::fflush(stdout);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      execl("/proc/self/exe", "rankscope", "analyze", dir.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
+    rc |= AnalyzeDir(dir);
   }
+  if (remote) rc |= AnalyzeGatheredSummaries(client, id);
   return rc;
 }
 
@@ -141,7 +170,7 @@ int RunTrace(TraceOptions opt) {
     fmt::print("{}\n", rc == 0 ? "kept as the job's baseline by each daemon (rankscope compare --baseline JOB NEW)"
                                : "not kept as the job's baseline: not every rank's trace is there");
   }
-  if (opt.analyze && outcome.produced > 0) rc |= RunAnalyze(outcome.dirs);
+  if (opt.analyze && outcome.produced > 0) rc |= RunAnalyze(*client, id, outcome.dirs, opt.gather_summaries);
   return rc;
 }
 
@@ -161,7 +190,11 @@ void RegisterTraceCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--record-shapes", opt->record_shapes, "Record operator input shapes");
   cmd->add_flag("--profile-memory", opt->profile_memory, "Record memory allocations");
   cmd->add_flag("--wait", opt->wait, "Wait until every file exists (or why not is known)");
-  cmd->add_flag("--analyze", opt->analyze, "Then run `rankscope analyze` on the traces (implies --wait)");
+  cmd->add_flag("--analyze", opt->analyze, "Then run `rankscope analyze` on the traces (implies --wait); capture "
+                                          "directories on other machines are analysed from the rank summaries their "
+                                          "daemons made, gathered over HTTP");
+  cmd->add_flag("--gather-summaries", opt->gather_summaries, "With --analyze: gather the rank summaries over HTTP even "
+                                                             "when the capture directories are on this machine");
   cmd->add_flag("--baseline", opt->baseline,
                 "Keep the capture as the job's healthy baseline once every trace is there (implies --wait; "
                 "docs/compare.md)");

@@ -10,7 +10,9 @@
 
 #include "rankscope/base/json_text.h"
 #include "rankscope/daemon/http_server.h"
+#include "rankscope/summary/summary_file.h"
 #include "rankscope/telemetry/prometheus_text.h"
+#include "rankscope/telemetry/sidecar.h"
 
 namespace rankscope::daemon {
 namespace {
@@ -111,6 +113,7 @@ HttpApi::HttpApi(DaemonInfo info, ProcessRegistry* registry, CaptureManager* cap
       {"GET", "/v1/captures", &HttpApi::GetCaptures},
       {"GET", R"(/v1/captures/([A-Za-z0-9._-]+))", &HttpApi::GetCapture},
       {"GET", R"(/v1/captures/([A-Za-z0-9._-]+)/files/([A-Za-z0-9._-]+))", &HttpApi::GetCaptureFile},
+      {"GET", R"(/v1/captures/([A-Za-z0-9._-]+)/summaries)", &HttpApi::GetCaptureSummaries},
       {"GET", "/v1/files", &HttpApi::GetFiles},
       {"GET", "/v1/telemetry", &HttpApi::GetTelemetry},
       {"GET", "/metrics", &HttpApi::GetMetrics},
@@ -253,15 +256,58 @@ void HttpApi::GetCapture(const httplib::Request& req, httplib::Response& res) {
 // A file of a snapshot, streamed from its descriptor: only a name the capture produced, only a
 // regular file of the capture's user with one link, and only to that user (or root, or a token
 // holder from elsewhere): stacks show a job's code.
+namespace {
+
+// A trace capture serves the rank summaries beside its traces, and the small files the analysis
+// reads beside them (the manifest: hosts; the telemetry sidecar), never the traces themselves:
+// they stay on the node unless someone fetches them there.
+bool ServedOfTrace(const std::vector<std::string>& files, const std::string& name, const std::string& host) {
+  if (name == "capture.manifest" || name == telemetry::SidecarFileName(host)) return true;
+  if (!summary::IsSummaryPath(name)) return false;
+  return std::find(files.begin(), files.end(), summary::TracePathOf(name)) != files.end();
+}
+
+}  // namespace
+
+void HttpApi::GetCaptureSummaries(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  auto c = captures_->OpenCapture(id);
+  if (!c.ok()) return Reply(res, 404, {{"error", c.status().message()}});
+  if (c->kind != Capture::Kind::kTrace) return Reply(res, 404, {{"error", "only a trace capture has summaries"}});
+  if (!RequesterOf(req).may_capture(c->owner.uid)) {
+    return Reply(res, 403, {{"error", fmt::format("capture {} belongs to another user", id)}});
+  }
+  nlohmann::json summaries = nlohmann::json::array();
+  for (const std::string& name : c->files) {
+    if (name.ends_with(".rsum") || name.find(".pt.trace.json") == std::string::npos) continue;
+    const std::string rsum = name + std::string(summary::kSummarySuffix);
+    auto fd = c->dir.OpenOwnedFile(rsum, c->owner.uid);
+    struct stat st {};
+    if (!fd.ok() || ::fstat(fd->get(), &st) != 0) continue;
+    summaries.push_back({{"trace", name}, {"summary", rsum}, {"bytes", st.st_size}});
+  }
+  nlohmann::json beside = nlohmann::json::array();
+  for (const std::string& name : {std::string("capture.manifest"), telemetry::SidecarFileName(info_.host)}) {
+    if (c->dir.OpenOwnedFile(name, c->owner.uid).ok()) beside.push_back(name);
+  }
+  nlohmann::json out = {{"capture", id}, {"host", info_.host}, {"saved", c->saved}, {"summaries", summaries},
+                        {"beside", beside}};
+  out["progress"] = info_.summary_progress ? info_.summary_progress(id) : nlohmann::json(nullptr);
+  Reply(res, 200, out);
+}
+
 void HttpApi::GetCaptureFile(const httplib::Request& req, httplib::Response& res) {
   const std::string id = req.matches[1], name = req.matches[2];
   auto c = captures_->OpenCapture(id);
   if (!c.ok()) return Reply(res, 404, {{"error", c.status().message()}});
-  if (c->kind != Capture::Kind::kSnapshot) return Reply(res, 404, {{"error", "only a snapshot's files are served"}});
-  if (!RequesterOf(req).may_capture(c->owner.uid)) {
-    return Reply(res, 403, {{"error", fmt::format("snapshot {} belongs to another user", id)}});
+  const bool summary_file = c->kind == Capture::Kind::kTrace && ServedOfTrace(c->files, name, info_.host);
+  if (c->kind != Capture::Kind::kSnapshot && !summary_file) {
+    return Reply(res, 404, {{"error", "only a snapshot's files and a trace capture's summaries are served"}});
   }
-  if (std::find(c->files.begin(), c->files.end(), name) == c->files.end()) {
+  if (!RequesterOf(req).may_capture(c->owner.uid)) {
+    return Reply(res, 403, {{"error", fmt::format("capture {} belongs to another user", id)}});
+  }
+  if (!summary_file && std::find(c->files.begin(), c->files.end(), name) == c->files.end()) {
     return Reply(res, 404, {{"error", fmt::format("snapshot {} has no file {}", id, name)}});
   }
   auto fd = c->dir.OpenOwnedFile(name, c->owner.uid);

@@ -47,6 +47,9 @@ struct DaemonInfo {
   // Automatic hang detection (hang_watch.h); unset with --no-hang-watch.
   std::function<nlohmann::json()> hangs, hangs_brief;
   std::function<std::string()> hang_metrics;
+  // The node-side summaries of a capture still to be made, and those that failed
+  // (summary_worker.h); unset with --summary-threads 0.
+  std::function<nlohmann::json(const std::string& capture_id)> summary_progress;
   // A peer's daemon detected a hang of `job` and had its ranks here snapshotted as `capture`.
   std::function<void(const std::string& job, const std::string& capture, const std::string& dir,
                      const std::string& reason)> on_peer_hang;
@@ -82,6 +85,7 @@ class HttpApi {
   void PostSnapshot(const httplib::Request& req, httplib::Response& res);
   void GetCaptures(const httplib::Request& req, httplib::Response& res);
   void GetCapture(const httplib::Request& req, httplib::Response& res);
+  void GetCaptureSummaries(const httplib::Request& req, httplib::Response& res);
   void GetCaptureFile(const httplib::Request& req, httplib::Response& res);
   void GetFiles(const httplib::Request& req, httplib::Response& res);
   void GetTelemetry(const httplib::Request& req, httplib::Response& res);

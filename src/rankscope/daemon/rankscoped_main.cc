@@ -11,6 +11,7 @@
 #include "rankscope/daemon/collector_endpoint.h"
 #include "rankscope/daemon/hang_watch.h"
 #include "rankscope/daemon/http_api.h"
+#include "rankscope/daemon/summary_worker.h"
 #include "rankscope/daemon/kineto_endpoint.h"
 #include "rankscope/daemon/native_stacks.h"
 #include "rankscope/daemon/peers.h"
@@ -30,6 +31,7 @@ struct Flags {
   std::string bind = "127.0.0.1";
   int port = 8383;
   std::string token_file;
+  unsigned summary_threads = 1;
   std::string socket = "@rankscoped";
   std::string kineto_socket_dir;
   bool no_kineto = false;
@@ -75,6 +77,7 @@ struct Daemon {
   std::unique_ptr<rd::CollectorEndpoint> collectors;
   std::unique_ptr<rt::TelemetryService> telemetry;
   std::unique_ptr<rd::BaselineKeeper> baselines;
+  std::unique_ptr<rd::SummaryWorker> summaries;  // before captures: its threads write into them
   std::unique_ptr<rd::CaptureManager> captures;
   std::unique_ptr<rd::KinetoEndpoint> kineto;
   std::unique_ptr<rd::HangWatch> hang_watch;
@@ -86,6 +89,7 @@ struct Daemon {
     hang_watch.reset();
     kineto.reset();
     if (collectors) collectors->Attach(nullptr);
+    summaries.reset();
     captures.reset();
     baselines.reset();
     if (telemetry) telemetry->Stop();
@@ -111,7 +115,11 @@ void StartBaselines(const Flags& f, Daemon& d, rd::CaptureManager::Options* opts
   b.compare_bin = f.no_auto_compare ? "" : (f.compare_bin.empty() ? RankscopeBesideUs() : f.compare_bin);
   d.baselines = std::make_unique<rd::BaselineKeeper>(b);
   rd::BaselineKeeper* keeper = d.baselines.get();
-  opts->on_saved = [keeper](const rd::Capture& c) { keeper->OnSaved(c); };
+  rd::SummaryWorker* summaries = d.summaries.get();
+  opts->on_saved = [keeper, summaries](const rd::Capture& c) {
+    if (summaries) summaries->OnSaved(c);  // the ranks' summaries first: a comparison may read them
+    keeper->OnSaved(c);
+  };
   opts->protected_captures = [keeper] { return keeper->Protected(); };
 }
 
@@ -207,6 +215,13 @@ void StartCaptures(const Flags& f, Daemon& d) {
     fmt::print(stderr, "rankscoped: no py-spy ({}): a rank whose collector does not answer a snapshot gets no stack "
                "(pip install py-spy, or --py-spy PATH)\n", f.py_spy);
   }
+  if (f.summary_threads > 0) {  // the map on the node (summary_worker.h)
+    Daemon* dp = &d;
+    d.summaries = std::make_unique<rd::SummaryWorker>(
+        f.summary_threads, [dp](const std::string& id, const std::string& name, std::string_view content) {
+          return dp->captures->WriteCaptureFile(id, name, content, /*replace=*/true);
+        });
+  }
   StartBaselines(f, d, &opts);
   rd::CollectorEndpoint* ce = d.collectors.get();
   d.captures = std::make_unique<rd::CaptureManager>(
@@ -256,6 +271,9 @@ Status StartApi(const Flags& f, const std::string& token, Daemon& d) {
     };
   }
   info.telemetry = d.telemetry.get();
+  if (rd::SummaryWorker* w = d.summaries.get()) {
+    info.summary_progress = [w](const std::string& id) { return w->Progress(id); };
+  }
   if (rd::HangWatch* w = d.hang_watch.get()) {
     info.hangs = [w] { return w->Json(); };
     info.hangs_brief = [w] { return w->Brief(); };
@@ -344,6 +362,8 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str()->check(CLI::Range(1, 4096));
   app.add_option("--http-connections-per-user", f.http_connections_per_user, "Open API connections per local user (or remote address)")
       ->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--summary-threads", f.summary_threads, "Threads (at nice 19) that analyse each saved trace to its "
+                 "rank summary beside it (<trace>.rsum); 0: none")->capture_default_str()->check(CLI::Range(0u, 64u));
   app.add_flag("--no-telemetry", f.no_telemetry, "Do not sample node telemetry (no /metrics, no telemetry beside traces)");
   app.add_option("--telemetry-interval-ms", f.telemetry_interval_ms, "Sampling interval of the /proc and /sys sources")
       ->capture_default_str()->check(CLI::Range(10, 60000));

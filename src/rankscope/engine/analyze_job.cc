@@ -7,70 +7,18 @@
 #include "rankscope/analysis/analyze_rank.h"
 #include "rankscope/base/parallel_for.h"
 #include "rankscope/engine/capture_hosts.h"
-#include "rankscope/ingest/read_trace.h"
-#include "rankscope/ingest/trace_set.h"
+#include "rankscope/engine/job_files.h"
+#include "rankscope/engine/map_rank.h"
+#include "rankscope/summary/summary_file.h"
 
 namespace rankscope {
 namespace {
-
-StatusOr<AnalysisOptions> RankOptions(const AnalyzeOptions& opt, const CommPatterns* patterns) {
-  AnalysisOptions a;
-  a.comm_patterns = patterns;
-  a.kernel_wait_threshold_ns = opt.kernel_wait_threshold_ns;
-  a.function_tables = opt.function_tables;
-  a.stream_analyses = opt.stream_analyses;
-  if (opt.window == "steps") a.window.kind = WindowRequest::Kind::kSteps;
-  else if (opt.window == "gpu") a.window.kind = WindowRequest::Kind::kGpu;
-  else if (opt.window == "cpu") a.window.kind = WindowRequest::Kind::kCpu;
-  else if (opt.window != "auto") return InvalidArgument("window {}: expected auto, steps, gpu or cpu", opt.window);
-  if (!opt.steps.empty()) {
-    if (opt.window != "auto" && opt.window != "steps") {
-      return InvalidArgument("--steps selects profiler steps: it cannot be combined with --window {}", opt.window);
-    }
-    RANKSCOPE_RETURN_IF_ERROR(ParseStepRange(opt.steps, &a.window));
-  }
-  return a;
-}
-
-struct MappedFile {
-  std::optional<RankSummary> summary;
-  Status error;
-};
-
-// The map: each file is read and reduced to its summary on a worker; the model is dropped there,
-// so memory holds a few models at a time and one summary per rank.
-std::vector<MappedFile> MapFiles(const std::vector<std::string>& files, const AnalysisOptions& a, unsigned threads,
-                                 Progress* progress, const RankHook* hook) {
-  std::vector<MappedFile> out(files.size());
-  if (progress) progress->Start(files.size());
-  ParallelFor(files.size(), threads, [&](size_t i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto model = ReadTrace(files[i], hook ? hook->reader : ReaderOptions{});
-    const int64_t ingest_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    if (!model.ok()) {
-      out[i].error = model.status();
-    } else {
-      RankIntermediates intermediates;
-      auto summary = AnalyzeRank(*model, a, hook ? &intermediates : nullptr);
-      if (!summary.ok()) {
-        out[i].error = summary.status();
-      } else if (Status s = hook ? hook->fn(*model, *summary, intermediates) : OkStatus(); !s.ok()) {
-        out[i].error = s;
-      } else {
-        summary->ingest_ns = ingest_ns;
-        out[i].summary = std::move(summary).value();
-      }
-    }
-    if (progress) progress->FileDone();
-  });
-  return out;
-}
 
 // Keeps the summaries, sorts the others into errors and warnings, and numbers the ranks.
 Status CollectRanks(const std::vector<std::string>& files, std::vector<MappedFile> mapped, JobReport* report) {
   std::vector<RankEvidence> evidence;
   for (size_t i = 0; i < files.size(); ++i) {
+    if (!mapped[i].warning.empty()) report->warnings.push_back(mapped[i].warning);
     if (mapped[i].summary) {
       evidence.push_back({mapped[i].summary->path, mapped[i].summary->distributed_rank});
       report->ranks.push_back(std::move(*mapped[i].summary));
@@ -81,7 +29,7 @@ Status CollectRanks(const std::vector<std::string>& files, std::vector<MappedFil
     }
   }
   if (report->ranks.empty() && report->errors.empty()) {
-    return InvalidArgument("none of the {} file(s) is a trace", files.size());
+    return InvalidArgument("none of the {} file(s) is a trace or a rank summary", files.size());
   }
   RANKSCOPE_ASSIGN_OR_RETURN(std::vector<RankAssignment> ranks, ResolveRanks(evidence, &report->warnings));
   for (size_t k = 0; k < report->ranks.size(); ++k) {
@@ -129,17 +77,41 @@ void JoinNodeTelemetry(const JobInputs& in, JobReport* report) {
 
 }  // namespace
 
-StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& options, Progress* progress,
-                               const RankHook* hook) {
-  RANKSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> files, DiscoverTraceFiles(inputs.paths));
+StatusOr<std::vector<MappedFile>> MapJobFiles(const std::vector<std::string>& files, const AnalyzeOptions& options,
+                                              Progress* progress, const RankHook* hook) {
   RANKSCOPE_ASSIGN_OR_RETURN(CommPatterns patterns, CommPatterns::Compile(options.comm_patterns));
   RANKSCOPE_ASSIGN_OR_RETURN(AnalysisOptions rank_options, RankOptions(options, &patterns));
-  if (!inputs.hosts_file.empty()) RANKSCOPE_RETURN_IF_ERROR(ReadHostMap(inputs.hosts_file).status());
-  if (!inputs.layout.empty()) RANKSCOPE_RETURN_IF_ERROR(ParseLayoutSpec(inputs.layout).status());
+  const std::string key = SummaryOptionsKey(options);
+  const bool summaries_stand_for_traces = options.use_summaries && hook == nullptr;  // a hook needs the model
+  std::vector<MappedFile> out(files.size());
+  if (progress) progress->Start(files.size());
+  ParallelFor(files.size(), options.threads, [&](size_t i) {
+    if (summary::IsSummaryPath(files[i])) {
+      out[i] = hook ? MappedFile{std::nullopt,
+                                 FailedPrecondition("{}: a summary cannot be used here: this command needs the trace",
+                                                    files[i]), ""}
+                    : MapSummaryFile(files[i], key);
+    } else if (summaries_stand_for_traces) {
+      if (auto current = CurrentSummaryBeside(files[i], key, &out[i].warning)) {
+        out[i].summary = std::move(current);
+      } else {
+        std::string warning = std::move(out[i].warning);
+        out[i] = MapTrace(files[i], rank_options, hook);
+        out[i].warning = std::move(warning);
+      }
+    } else {
+      out[i] = MapTrace(files[i], rank_options, hook);
+    }
+    if (progress) progress->FileDone();
+  });
+  return out;
+}
 
+StatusOr<JobReport> ReduceJob(const JobInputs& inputs, const AnalyzeOptions& options,
+                              const std::vector<std::string>& files, std::vector<MappedFile> mapped) {
   JobReport report;
   report.options = options;
-  RANKSCOPE_RETURN_IF_ERROR(CollectRanks(files, MapFiles(files, rank_options, options.threads, progress, hook), &report));
+  RANKSCOPE_RETURN_IF_ERROR(CollectRanks(files, std::move(mapped), &report));
   if (report.ranks.size() > 1) {
     RANKSCOPE_ASSIGN_OR_RETURN(ClusterOptions cluster_options, ClusterOptionsFor(inputs, options, &report));
     RANKSCOPE_ASSIGN_OR_RETURN(ClusterDiagnosis cluster, DiagnoseCluster(report.ranks, cluster_options));
@@ -149,6 +121,16 @@ StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& op
   if (options.telemetry) JoinNodeTelemetry(inputs, &report);
   RankFindings(&report.findings);
   return report;
+}
+
+StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& options, Progress* progress,
+                               const RankHook* hook) {
+  RANKSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> files, DiscoverJobFiles(inputs.paths));
+  RANKSCOPE_RETURN_IF_ERROR(CommPatterns::Compile(options.comm_patterns).status());
+  if (!inputs.hosts_file.empty()) RANKSCOPE_RETURN_IF_ERROR(ReadHostMap(inputs.hosts_file).status());
+  if (!inputs.layout.empty()) RANKSCOPE_RETURN_IF_ERROR(ParseLayoutSpec(inputs.layout).status());
+  RANKSCOPE_ASSIGN_OR_RETURN(std::vector<MappedFile> mapped, MapJobFiles(files, options, progress, hook));
+  return ReduceJob(inputs, options, files, std::move(mapped));
 }
 
 }  // namespace rankscope

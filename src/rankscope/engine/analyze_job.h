@@ -47,9 +47,26 @@ struct RankHook {
   std::function<Status(const TraceModel& model, const RankSummary& summary, RankIntermediates& intermediates)> fn;
 };
 
+// A file after the map: its rank's summary, or why there is none.
+struct MappedFile {
+  std::optional<RankSummary> summary;
+  Status error;
+  std::string warning;  // e.g. a corrupt summary beside the trace (the trace was analysed instead)
+};
+
 // Fails only on a whole-job problem (no trace at all, a bad option, a rank assigned twice, a
 // host map missing ranks); a file that cannot be read is an entry in JobReport::errors.
 StatusOr<JobReport> AnalyzeJob(const JobInputs& inputs, const AnalyzeOptions& options, Progress* progress = nullptr,
                                const RankHook* hook = nullptr);
+
+// The map and the reduce apart, for runs that map in several processes (MPI, engine/mpi_job.h).
+// MapJobFiles maps each of `files` (from DiscoverJobFiles): a summary file is read, a trace with
+// a current summary beside it uses that summary (unless options.use_summaries is false or a hook
+// needs the model), and any other trace is read and analysed.
+StatusOr<std::vector<MappedFile>> MapJobFiles(const std::vector<std::string>& files, const AnalyzeOptions& options,
+                                              Progress* progress = nullptr, const RankHook* hook = nullptr);
+// The reduce: mapped[i] is files[i]'s result.
+StatusOr<JobReport> ReduceJob(const JobInputs& inputs, const AnalyzeOptions& options,
+                              const std::vector<std::string>& files, std::vector<MappedFile> mapped);
 
 }  // namespace rankscope

@@ -31,6 +31,7 @@ struct AnalyzeOptions {
   bool telemetry = true;           // join the telemetry.<host>.tsv found beside the traces
   bool function_tables = true;     // false: no per-function tables (compare uses none of them)
   bool stream_analyses = true;     // false: no idle per stream, no launch statistics (compare reads neither)
+  bool use_summaries = true;       // a current <trace>.rsum beside a trace stands for it (docs/scale.md)
 };
 
 struct FileError {

@@ -310,32 +310,111 @@ std::string RenderRankReport(const RankSummary& rank, const TextOptions& options
   return Writer(rank, options).Render();
 }
 
+namespace {
+
+// Jobs up to this many ranks get one line per rank; larger ones the distribution over the ranks
+// and the slowest ranks (a 4,096-line table says less than five quantiles and a shortlist).
+constexpr size_t kOverviewAllRanksUpTo = 16;
+
+struct OverviewRow {
+  const RankSummary* r;
+  int64_t median_step_ns = -1;  // -1: no steps
+  double gpu_util = -1, compute = -1, comm = 0, idle = -1;  // shares of W; -1: no GPU
+  const FunctionStat* worst = nullptr;
+};
+
+OverviewRow RowOf(const RankSummary& r) {
+  OverviewRow row{&r};
+  std::vector<int64_t> d;
+  for (const StepSummary& st : r.steps) d.push_back(st.duration_ns());
+  if (!d.empty()) row.median_step_ns = Quantile(d, 0.5);
+  const int64_t w = r.window_ns();
+  if (r.has_gpu) {
+    row.gpu_util = Share(r.gpu.busy_ns_all, w);
+    row.compute = Share(r.gpu.exposed_ns[0], w);
+    row.idle = Share(r.gpu.idle_ns, w);
+  }
+  row.comm = Share(CommunicationExposedNs(r), w);
+  // Python call paths are left out: their roots ("threading.py: _bootstrap") cover the whole
+  // window and would name nothing.
+  for (const FunctionTable* t : {&r.kernels, &r.memory_ops, &r.runtime_calls, &r.cpu_ops}) {
+    if (!t->rows.empty() && (!row.worst || t->rows.front().bottleneck_ns > row.worst->bottleneck_ns)) {
+      row.worst = &t->rows.front();
+    }
+  }
+  return row;
+}
+
+std::string ShareOrDash(double v) { return v < 0 ? "-" : FormatShare(v); }
+
+std::string RowHeader() {
+  return fmt::format("  {:>5} {:>6} {:>11} {:>8} {:>8} {:>9} {:>8}  {}\n", "rank", "steps", "median step", "gpu util",
+                     "compute", "comm exp", "idle", "worst function (bottleneck)");
+}
+
+std::string RowLine(const OverviewRow& row) {
+  const RankSummary& r = *row.r;
+  return fmt::format("  {:>5} {:>6} {:>11} {:>8} {:>8} {:>9} {:>8}  {}\n",
+                     r.rank_resolved ? std::to_string(r.rank.rank) : "?", r.steps.size(),
+                     row.median_step_ns < 0 ? "-" : FormatNs(static_cast<double>(row.median_step_ns)),
+                     ShareOrDash(row.gpu_util), ShareOrDash(row.compute), FormatShare(row.comm), ShareOrDash(row.idle),
+                     row.worst ? fmt::format("{} {}", FormatShare(Share(row.worst->bottleneck_ns, r.window_ns())),
+                                             CellName(row.worst->name, 28))
+                               : "-");
+}
+
+// min, p25, median, p75, max of one figure over the ranks that have it.
+template <class Get, class Format>
+std::string DistributionLine(std::string_view name, const std::vector<OverviewRow>& rows, Get get, Format format) {
+  std::vector<double> v;
+  for (const OverviewRow& row : rows) {
+    if (const double x = get(row); x >= 0) v.push_back(x);
+  }
+  if (v.empty()) return "";
+  std::sort(v.begin(), v.end());
+  auto q = [&](double p) { return v[static_cast<size_t>(std::llround(p * static_cast<double>(v.size() - 1)))]; };
+  return fmt::format("  {:<13} {:>10} {:>10} {:>10} {:>10} {:>10}  {} ranks\n", name, format(q(0)), format(q(0.25)),
+                     format(q(0.5)), format(q(0.75)), format(q(1)), v.size());
+}
+
+std::string RenderDistribution(const std::vector<OverviewRow>& rows, const TextOptions& o) {
+  Style s(o.color);
+  std::string out = s.Bold(fmt::format("{} ranks", rows.size())) + "  " +
+                    s.Dim("distribution over the ranks; the slowest ranks below; `--rank R` prints one rank in full") +
+                    "\n";
+  out += fmt::format("  {:<13} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "", "min", "p25", "median", "p75", "max");
+  auto ns = [](double v) { return FormatNs(v); };
+  auto share = [](double v) { return FormatShare(v); };
+  out += DistributionLine("median step", rows, [](const OverviewRow& r) { return static_cast<double>(r.median_step_ns); }, ns);
+  out += DistributionLine("gpu util", rows, [](const OverviewRow& r) { return r.gpu_util; }, share);
+  out += DistributionLine("compute", rows, [](const OverviewRow& r) { return r.compute; }, share);
+  out += DistributionLine("comm exposed", rows, [](const OverviewRow& r) { return r.comm; }, share);
+  out += DistributionLine("idle", rows, [](const OverviewRow& r) { return r.idle; }, share);
+  std::vector<const OverviewRow*> slowest;
+  for (const OverviewRow& row : rows) slowest.push_back(&row);
+  std::stable_sort(slowest.begin(), slowest.end(),
+                   [](const OverviewRow* a, const OverviewRow* b) { return a->median_step_ns > b->median_step_ns; });
+  slowest.resize(std::min(slowest.size(), std::max<size_t>(o.top, 1)));
+  out += "\n" + s.Bold("Slowest ranks") + "  " +
+         s.Dim(fmt::format("the {} with the longest median step; every rank is in the JSON report", slowest.size())) +
+         "\n";
+  out += RowHeader();
+  for (const OverviewRow* row : slowest) out += RowLine(*row);
+  return out;
+}
+
+}  // namespace
+
 std::string RenderRankOverview(const std::vector<RankSummary>& ranks, const TextOptions& o) {
+  std::vector<OverviewRow> rows;
+  rows.reserve(ranks.size());
+  for (const RankSummary& r : ranks) rows.push_back(RowOf(r));
+  if (rows.size() > kOverviewAllRanksUpTo) return RenderDistribution(rows, o);
   Style s(o.color);
   std::string out = s.Bold(fmt::format("{} ranks", ranks.size())) + "  " +
                     s.Dim("shares of each rank's window; `--rank R` prints one rank in full") + "\n";
-  out += fmt::format("  {:>5} {:>6} {:>11} {:>8} {:>8} {:>9} {:>8}  {}\n", "rank", "steps", "median step", "gpu util",
-                     "compute", "comm exp", "idle", "worst function (bottleneck)");
-  for (const RankSummary& r : ranks) {
-    std::vector<int64_t> d;
-    for (const StepSummary& st : r.steps) d.push_back(st.duration_ns());
-    const int64_t w = r.window_ns();
-    const FunctionStat* worst = nullptr;
-    // Python call paths are left out: their roots ("threading.py: _bootstrap") cover the whole
-    // window and would name nothing.
-    for (const FunctionTable* t : {&r.kernels, &r.memory_ops, &r.runtime_calls, &r.cpu_ops}) {
-      if (!t->rows.empty() && (!worst || t->rows.front().bottleneck_ns > worst->bottleneck_ns)) worst = &t->rows.front();
-    }
-    const double comm_exposed = CommunicationExposedNs(r);
-    out += fmt::format("  {:>5} {:>6} {:>11} {:>8} {:>8} {:>9} {:>8}  {}\n",
-                       r.rank_resolved ? std::to_string(r.rank.rank) : "?", r.steps.size(),
-                       d.empty() ? "-" : FormatNs(Quantile(d, 0.5)),
-                       r.has_gpu ? FormatShare(Share(r.gpu.busy_ns_all, w)) : "-",
-                       r.has_gpu ? FormatShare(Share(r.gpu.exposed_ns[0], w)) : "-", FormatShare(Share(comm_exposed, w)),
-                       r.has_gpu ? FormatShare(Share(r.gpu.idle_ns, w)) : "-",
-                       worst ? fmt::format("{} {}", FormatShare(Share(worst->bottleneck_ns, w)), CellName(worst->name, 28))
-                             : "-");
-  }
+  out += RowHeader();
+  for (const OverviewRow& row : rows) out += RowLine(row);
   return out;
 }
 

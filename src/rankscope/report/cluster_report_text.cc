@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -32,6 +33,7 @@ class Writer {
     Layout();
     Findings();
     Ranks();
+    Hosts();
     Collectives();
     Clock();
     Functions();
@@ -123,6 +125,60 @@ class Writer {
                                      D(static_cast<double>(d_.clock.offset_of[r])));
       out_ += (d_.slow.slow[r] ? s_.Red(line) : line) + "\n";
     }
+  }
+
+  // Large jobs: one line per host (its ranks, their median and slowest step), slowest host first.
+  void Hosts() {
+    if (d_.metrics.size() <= kAllRanksUpTo || d_.hosts.empty()) return;
+    std::map<std::string, std::vector<uint32_t>> by_host;
+    for (uint32_t r = 0; r < d_.metrics.size(); ++r) by_host[d_.hosts[r].host].push_back(r);
+    if (by_host.size() < 2) return;
+    struct HostRow {
+      std::string host;
+      std::vector<uint32_t> ranks;
+      double median_step = 0;
+      uint32_t slowest = 0;
+    };
+    std::vector<HostRow> rows;
+    for (auto& [host, ranks] : by_host) {
+      HostRow row{host, ranks};
+      std::vector<double> steps;
+      for (uint32_t r : ranks) steps.push_back(d_.metrics[r].step_ns);
+      row.slowest = *std::max_element(ranks.begin(), ranks.end(), [&](uint32_t a, uint32_t b) {
+        return d_.metrics[a].step_ns < d_.metrics[b].step_ns;
+      });
+      std::sort(steps.begin(), steps.end());
+      row.median_step = steps[steps.size() / 2];
+      rows.push_back(std::move(row));
+    }
+    std::stable_sort(rows.begin(), rows.end(), [&](const HostRow& a, const HostRow& b) {
+      return d_.metrics[a.slowest].step_ns > d_.metrics[b.slowest].step_ns;
+    });
+    const size_t shown = std::min(rows.size(), std::max<size_t>(o_.top, 1));
+    Section("Hosts", fmt::format("{} hosts; the {} with the slowest rank first", rows.size(), shown));
+    out_ += fmt::format("  {:<24} {:>6} {:>12} {:>12} {:>8}  {}\n", "host", "ranks", "median step", "slowest step",
+                        "rank", "ranks");
+    for (size_t i = 0; i < shown; ++i) {
+      const HostRow& h = rows[i];
+      std::vector<int64_t> numbers;
+      for (uint32_t r : h.ranks) numbers.push_back(Rank(r));
+      out_ += fmt::format("  {:<24} {:>6} {:>12} {:>12} {:>8}  {}\n", CellName(h.host, 24), h.ranks.size(),
+                          D(h.median_step), D(d_.metrics[h.slowest].step_ns), Rank(h.slowest), RankRanges(numbers));
+    }
+    if (shown < rows.size()) out_ += fmt::format("  ... {} more hosts in the JSON report\n", rows.size() - shown);
+  }
+
+  // 0,1,2,3,8 -> "0-3, 8"
+  static std::string RankRanges(std::vector<int64_t> n) {
+    std::sort(n.begin(), n.end());
+    std::string out;
+    for (size_t i = 0; i < n.size();) {
+      size_t j = i;
+      while (j + 1 < n.size() && n[j + 1] == n[j] + 1) ++j;
+      out += (out.empty() ? "" : ", ") + (j > i ? fmt::format("{}-{}", n[i], n[j]) : std::to_string(n[i]));
+      i = j + 1;
+    }
+    return out;
   }
 
   void Collectives() {
