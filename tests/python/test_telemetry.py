@@ -153,6 +153,8 @@ class Prometheus:
 
 
 REPORT_SCHEMA = json.loads((pathlib.Path(__file__).resolve().parents[2] / "docs" / "report-schema.json").read_text())
+# analysis/telemetry_join.h: TelemetryThresholds::cpu_saturated (a node at or above it is saturated)
+CPU_SATURATED = 0.90
 
 
 def test_prometheus_scrapes_values_that_match_proc(rankscoped_bin, run_rankscope, tmp_path, cleanup):
@@ -290,7 +292,12 @@ def test_traced_window_of_an_input_bound_job(rankscoped_bin, run_rankscope, tmp_
     assert node["coverage"] > 0.99, node
     mean = node["mean"]
     assert mean["cpu"]["count"] == online_cpus()
-    assert mean["cpu"]["busy"] >= 0.85, mean["cpu"]
+    # 2 ranks and 4 DataLoader workers burning CPU keep at least one core busy whatever else runs;
+    # whether the node crosses the saturation threshold (90 % busy) depends on what else runs, so
+    # the findings are checked against the measured share below, not assumed.
+    busy = mean["cpu"]["busy"]
+    assert busy * mean["cpu"]["count"] >= min(1.0, 0.5 * mean["cpu"]["count"]), mean["cpu"]
+    saturated_node = busy >= CPU_SATURATED
     ranks = {p["rank"]: p for p in mean["processes"]}
     assert sorted(ranks) == [0, 1]
     loader = sum(p["children_cpu_cores"] for p in ranks.values())
@@ -304,25 +311,31 @@ def test_traced_window_of_an_input_bound_job(rankscoped_bin, run_rankscope, tmp_
     # The node is CPU-saturated; whether the DataLoader workers hold 30 % of the busy CPU (input-
     # pipeline bound) depends on what else runs on this machine, so check that the rule followed
     # its own evidence (on an idle machine they do, and the kind is input_pipeline_cpu_bound).
-    (saturated,) = [f for f in report["findings"] if f["kind"] in ("input_pipeline_cpu_bound", "host_cpu_saturated")]
-    loader_share = saturated["evidence"][0]["values"]["loader_share"]
-    expected = "input_pipeline_cpu_bound" if loader_share >= 0.30 else "host_cpu_saturated"
-    assert saturated["kind"] == expected, saturated
-
+    saturated_findings = [f for f in report["findings"]
+                          if f["kind"] in ("input_pipeline_cpu_bound", "host_cpu_saturated")]
     text = run_rankscope("telemetry", capture_dir).stdout
-    assert ("input-pipeline bound" if expected == "input_pipeline_cpu_bound" else "saturated") in text, text
     assert "loader cores" in text, text
+    if saturated_node:
+        (saturated,) = saturated_findings
+        loader_share = saturated["evidence"][0]["values"]["loader_share"]
+        expected = "input_pipeline_cpu_bound" if loader_share >= 0.30 else "host_cpu_saturated"
+        assert saturated["kind"] == expected, saturated
+        assert ("input-pipeline bound" if expected == "input_pipeline_cpu_bound" else "saturated") in text, text
+    else:  # the machine's other load left cores idle in the window: no saturation may be claimed
+        assert saturated_findings == [], (busy, saturated_findings)
 
     # `rankscope analyze` joins the same telemetry with each rank's window W.
     analyzed = json.loads(run_rankscope("analyze", capture_dir, "--json", "-").stdout)
     jsonschema.validate(analyzed, REPORT_SCHEMA)
     (node,) = analyzed["telemetry"]["nodes"]
-    assert node["coverage"] > 0.99 and node["mean"]["cpu"]["busy"] >= 0.85, node
+    assert node["coverage"] > 0.99 and node["mean"]["cpu"]["busy"] == pytest.approx(busy, abs=0.02), node
     windows = [(r["window"]["start_ns"], r["window"]["end_ns"]) for r in analyzed["ranks"]]
     assert node["start_unix_ns"] == min(w[0] for w in windows) and node["end_unix_ns"] == max(w[1] for w in windows)
-    assert expected in [f["kind"] for f in analyzed["findings"]]
     analyze_text = run_rankscope("analyze", capture_dir).stdout
-    assert "Node telemetry" in analyze_text and saturated["title"] in analyze_text.replace("\n    ", " "), analyze_text
+    assert "Node telemetry" in analyze_text, analyze_text
+    if saturated_node:
+        assert expected in [f["kind"] for f in analyzed["findings"]]
+        assert saturated["title"] in analyze_text.replace("\n    ", " "), analyze_text
 
 
 def test_top(rankscoped_bin, run_rankscope, rankscope_bin, tmp_path, cleanup):
