@@ -49,6 +49,11 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   // that compared ranks of different pipeline stages.
   d.layout = InferLayout(ranks, options.layout ? &*options.layout : nullptr);
   d.parallel = FindParallelProblems({&ranks, &d.metrics, &d.layout, rule, d.unit, d.min_excess_ns});
+  // The steps replayed as a dependency graph (issue 16): fidelity, the decomposition of the
+  // slow operations, and the cost of the findings about ranks and stages when it is faithful.
+  const StepGraph graph(ranks, d.matching, d.clock, d.layout);
+  d.replay = graph.Summarize();
+  if (d.replay.faithful()) CostByReplay(graph, d.rank_numbers, &d.parallel.findings);
   MergeParallelFindings(d.layout, d.parallel, &d.findings);
   // MergeParallelFindings ranks the findings.
   return d;

@@ -21,6 +21,7 @@
 #include "rankscope/cluster/phase_outliers.h"
 #include "rankscope/cluster/rank_metrics.h"
 #include "rankscope/cluster/slow_ranks.h"
+#include "rankscope/cluster/step_replay.h"
 #include "rankscope/cluster/what_if.h"
 #include "rankscope/base/status.h"
 
@@ -43,6 +44,7 @@ struct ClusterDiagnosis {
   WhatIf total;                 // every slow rank and node like the median rank
   JobLayout layout;             // process groups, stages (cluster/layout.h)
   ParallelAnalysis parallel;    // stage and peer comparison (cluster/parallel_findings.h)
+  StepReplay replay;            // the steps replayed: fidelity and what-ifs (cluster/step_replay.h)
   std::vector<Finding> findings;
 };
 

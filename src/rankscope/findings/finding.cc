@@ -21,6 +21,7 @@ std::string_view CostMethodName(CostMethod m) {
     case CostMethod::kAddedWork: return "added_work";
     case CostMethod::kWindowShare: return "window_share";
     case CostMethod::kDelta: return "delta";
+    case CostMethod::kWhatIfReplay: return "what_if_replay";
   }
   return "none";
 }

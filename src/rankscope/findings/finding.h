@@ -27,6 +27,7 @@ enum class CostMethod : uint8_t {
   kAddedWork,         // work the ranks add per unit that no peer measurably waits for: not a saving
   kWindowShare,       // the share of the traced window a node condition lasted (telemetry)
   kDelta,             // a measured difference between two runs (compare)
+  kWhatIfReplay,      // the steps replayed with the ranks' operations like their peers' (cluster/step_replay.h)
 };
 std::string_view CostMethodName(CostMethod m);
 

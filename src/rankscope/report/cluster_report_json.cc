@@ -5,6 +5,7 @@
 
 #include "rankscope/report/analysis_report.h"
 #include "rankscope/report/layout_report.h"
+#include "rankscope/report/replay_report.h"
 
 namespace rankscope {
 namespace {
@@ -31,7 +32,8 @@ class ClusterJson {
             {"functions", Functions(d_.functions)},
             {"gpu_utilization", Utilization()},
             {"what_if", WhatIfJson(d_.total, SlowRanks())},
-            {"layout", LayoutJson(d_.layout, d_.parallel)}};
+            {"layout", LayoutJson(d_.layout, d_.parallel)},
+            {"replay", ReplayJson(d_.replay)}};
   }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "rankscope/report/findings_report_text.h"
 #include "rankscope/report/layout_report.h"
+#include "rankscope/report/replay_report.h"
 #include "rankscope/report/text_format.h"
 
 namespace rankscope {
@@ -32,6 +33,7 @@ class Writer {
     Header();
     Layout();
     Findings();
+    Replay();
     Ranks();
     Hosts();
     Collectives();
@@ -80,6 +82,13 @@ class Writer {
     const std::string text = LayoutText(d_.layout, d_.parallel, Per());
     if (text.empty()) return;
     Section("Parallel layout", "process groups and pipeline stages; ranks are compared within their stage");
+    out_ += text;
+  }
+
+  void Replay() {
+    const std::string text = ReplayText(d_.replay, Per());
+    if (text.empty()) return;
+    Section("Replayed what-if", "the profiled steps replayed as a dependency graph (per-rank order, collectives as barriers)");
     out_ += text;
   }
 

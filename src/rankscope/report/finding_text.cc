@@ -150,9 +150,11 @@ std::string CostLine(const Finding& f) {
   switch (c.method) {
     case CostMethod::kWhatIfLikeMedian:
     case CostMethod::kWhatIfFaster:
+    case CostMethod::kWhatIfReplay:
       if (c.saving_ns > 0) {
-        return fmt::format("cost {}{} ({:.1f}% of the step): {} -> {} if fixed", D(c.saving_ns), Per(f),
-                           100 * c.saving_ns / c.step_ns, D(c.step_ns), D(c.estimated_step_ns));
+        return fmt::format("cost {}{} ({:.1f}% of the step): {} -> {} if fixed{}", D(c.saving_ns), Per(f),
+                           100 * c.saving_ns / c.step_ns, D(c.step_ns), D(c.estimated_step_ns),
+                           c.method == CostMethod::kWhatIfReplay ? " (steps replayed)" : "");
       }
       return "cost: none measurable in step time now";
     case CostMethod::kAddedWork:
