@@ -87,6 +87,20 @@ def test_per_step_imbalance(run_rankscope, tmp_path):
     assert not findings(r, "slow_worker") or all(f["ranks"] != [1] for f in findings(r, "slow_worker"))
 
 
+def test_replay_is_reported_and_says_when_it_is_no_evidence(run_rankscope, tmp_path):
+    """The replayed what-if (docs/cluster.md): built from the pipeline's send/recv pairs and the
+    data-parallel all-reduces, but on gloo's spans some receives end before their sender starts,
+    so its savings are not evidence and the findings keep their own costs."""
+    r = analyze(run_rankscope, tmp_path, "pp2dp2_slow_worker")
+    rep = r["cluster"]["replay"]
+    assert rep["built"] and rep["steps"] == 4 and rep["barriers"] == 72 and rep["unpaired"] == 0
+    assert rep["acausal"] == 12 and not rep["faithful"]
+    assert all(f["cost"]["method"] != "what_if_replay" for f in r["findings"])
+    # Four stages whose traces name no peer: the transfers cannot be paired, and it says so.
+    rep4 = analyze(run_rankscope, tmp_path, "pp4_slow_stage")["cluster"]["replay"]
+    assert not rep4["built"] and "name no peer" in rep4["not_built"]
+
+
 def test_live_pipeline_layout(run_rankscope, tmp_path):
     """A short live run: only the layout is asserted (it does not depend on the machine's load)."""
     out = tmp_path / "live"

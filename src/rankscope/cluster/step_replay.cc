@@ -189,6 +189,12 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
     barriers_.push_back({});
     barriers_.back().op = matching.instances[key >> 32].op;
   }
+  if (barriers_.empty() && unpaired_ > 0) {
+    not_built_ = std::to_string(unpaired_) +
+                 " point-to-point transfers name no peer and the process groups do not pair them (a pipeline of more "
+                 "than two stages traced with gloo), and no other collective links the ranks";
+    return;
+  }
   if (barriers_.empty()) {
     not_built_ = "no collective links the ranks within their common steps";
     return;
