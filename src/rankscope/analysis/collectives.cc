@@ -1,6 +1,7 @@
 #include "rankscope/analysis/collectives.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -95,8 +96,10 @@ class Builder {
   // rank's own work runs nothing (1/k each when k collectives run together). Only a transfer
   // span (gloo) is the collective itself; a call (record_param_comms of NCCL, a c10d op) only
   // starts it, so its duration says nothing about bandwidth.
-  void AddCpu(const CpuCollective& c, double exposed_ns) {
-    const int64_t start = m_.slices.ts[c.slice], end = start + m_.slices.dur[c.slice];
+  // `posted`: where the c10d op that posted a point-to-point transfer began (PostingOps), or -1.
+  void AddCpu(const CpuCollective& c, double exposed_ns, int64_t posted = -1) {
+    const int64_t span_start = m_.slices.ts[c.slice], end = span_start + m_.slices.dur[c.slice];
+    const int64_t start = posted >= 0 && posted < span_start ? posted : span_start;
     const CollectiveInfo* info = c.info;
     std::string dtype = info && info->dtype != StringPool::kEmptyId ? std::string(m_.Str(info->dtype)) : "";
     Add(start, end, start, -1, info, c.op, "", "", std::move(dtype), false, exposed_ns, StepAt(*in_.steps, start),
@@ -368,6 +371,45 @@ std::vector<uint32_t> CollectiveTracks(const TraceModel& m) {
   return tracks;
 }
 
+// gloo's send/recv span is only the final wait of a blocking point-to-point call: the transfer
+// (a rendezvous with the peer) runs inside the c10d op just before it on the same thread
+// (c10d::send 20.8 ms, then gloo:send 0.06 ms). The transfer's instance starts where that op
+// began, so a receive is never seen to end before its sender started.
+class PostingOps {
+ public:
+  explicit PostingOps(const TraceModel& m) {
+    const SliceTable& s = m.slices;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (s.kind[i] != ActivityKind::kHostOp) continue;
+      const std::string_view name = m.Str(s.name[i]);
+      if (name == "c10d::send" || name == "c10d::recv_" || name == "c10d::recv_any_source_") {
+        ops_.push_back({s.track[i], s.ts[i] + s.dur[i], s.ts[i]});
+      }
+    }
+    std::sort(ops_.begin(), ops_.end());
+  }
+  // The start of the op on `track` that ends within kJoin of `span_start` (before or after it)
+  // and began before it; -1 when there is none.
+  int64_t PostedAt(uint32_t track, int64_t span_start) const {
+    constexpr int64_t kJoin = 500'000;  // 0.5 ms
+    auto it = std::upper_bound(ops_.begin(), ops_.end(), Op{track, span_start + kJoin, INT64_MAX});
+    while (it != ops_.begin()) {
+      --it;
+      if (it->track != track || it->end < span_start - kJoin) break;
+      if (it->start < span_start) return it->start;
+    }
+    return -1;
+  }
+
+ private:
+  struct Op {
+    uint32_t track;
+    int64_t end, start;
+    bool operator<(const Op& o) const { return std::tie(track, end, start) < std::tie(o.track, o.end, o.start); }
+  };
+  std::vector<Op> ops_;
+};
+
 void AnalyzeCollectives(const TraceModel& m, const Window& w, const CollectiveInputs& in, RankSummary* out) {
   Builder b(m, w, in, out);
   for (size_t i = 0; i < in.activities->size(); ++i) {
@@ -380,7 +422,15 @@ void AnalyzeCollectives(const TraceModel& m, const Window& w, const CollectiveIn
   for (const Interval& iv : in.host_compute->intervals()) own.push_back(iv);
   for (const Interval& iv : in.timeline->compute.intervals()) own.push_back(iv);
   const std::vector<double> exposed = CpuExposure(m, cpu, w, IntervalSet::Union(own));
-  for (size_t k = 0; k < cpu.size(); ++k) b.AddCpu(cpu[k], exposed[k]);
+  const bool p2p = std::any_of(cpu.begin(), cpu.end(), [](const CpuCollective& c) {
+    return c.record == CpuRecord::kTransfer && (c.op == "send" || c.op == "recv");
+  });
+  const PostingOps posting = p2p ? PostingOps(m) : PostingOps(TraceModel{});
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    const CpuCollective& c = cpu[k];
+    const bool transfer = c.record == CpuRecord::kTransfer && (c.op == "send" || c.op == "recv");
+    b.AddCpu(c, exposed[k], transfer ? posting.PostedAt(m.slices.track[c.slice], m.slices.ts[c.slice]) : -1);
+  }
   b.Finish();
 }
 

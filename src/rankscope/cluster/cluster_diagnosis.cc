@@ -53,7 +53,7 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   // slow operations, and the cost of the findings about ranks and stages when it is faithful.
   const StepGraph graph(ranks, d.matching, d.clock, d.layout);
   d.replay = graph.Summarize();
-  if (d.replay.faithful()) CostByReplay(graph, d.rank_numbers, &d.parallel.findings);
+  if (d.replay.faithful()) CostByReplay(graph, d.rank_numbers, d.min_excess_ns, &d.parallel.findings);
   MergeParallelFindings(d.layout, d.parallel, &d.findings);
   // MergeParallelFindings ranks the findings.
   return d;

@@ -281,8 +281,9 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
       }
     }
   }
-  // The transfer: how long after (the last waiting arrival, and what the asynchronous members
-  // sent being there) the waiting members leave; the median over them.
+  // Each waiting member's own time after the collective could complete (the last waiting
+  // arrival, and what the asynchronous members sent being there), and the instance's transfer:
+  // the median of those.
   for (size_t b = 0; b < barriers_.size(); ++b) {
     Barrier& bar = barriers_[b];
     double ready = -std::numeric_limits<double>::infinity();
@@ -292,7 +293,9 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
     }
     std::vector<double> after;
     for (size_t i = 0; i < bar.members.size(); ++i) {
-      if (bar.members[i].waits) after.push_back(std::max(0.0, times[b][i].exit - ready));
+      if (!bar.members[i].waits) continue;
+      bar.members[i].after_ns = std::max(0.0, times[b][i].exit - ready);
+      after.push_back(bar.members[i].after_ns);
     }
     bar.transfer_ns = after.empty() ? 0 : ComputeRobustStats(std::move(after)).median;
   }
@@ -379,7 +382,7 @@ StepGraph::Segments StepGraph::MeasuredSegments() const {
 
 std::vector<double> StepGraph::MeasuredTransfers() const {
   std::vector<double> out;
-  for (const Barrier& b : barriers_) out.push_back(b.transfer_ns);
+  out.assign(barriers_.size(), std::numeric_limits<double>::infinity());
   return out;
 }
 
@@ -418,19 +421,21 @@ StepGraph::Replayed StepGraph::Replay(const Segments& segments, const std::vecto
         if (me.waits) last = std::max(last, t);
         else sent = std::max(sent, t + me.span_ns);
         const bool complete = ++arrived[static_cast<size_t>(b)] == bar.members.size();
-        const double release = std::max(last + transfers[static_cast<size_t>(b)], sent);
+        // A waiting member leaves its own time after the collective could complete, no later
+        // than the what-if's transfer for the instance (`transfers`: +inf for the measured one).
+        const double ready = std::max(last, sent), cap = transfers[static_cast<size_t>(b)];
         if (complete) {
           for (const Member& other : bar.members) {
             if (blocked_at[other.rank] != b) continue;
             blocked_at[other.rank] = -1;
-            now[other.rank] = release;
+            now[other.rank] = ready + std::min(other.after_ns, cap);
             runnable.push_back(other.rank);
           }
         }
         if (!me.waits) {
           t += me.span_ns;
         } else if (complete) {
-          t = release;
+          t = ready + std::min(me.after_ns, cap);
         } else {
           blocked_at[r] = b;
           now[r] = t;
@@ -563,7 +568,7 @@ StepReplay StepGraph::Summarize() const {
   }
   std::vector<double> fast_transfers = transfers;
   for (size_t b = 0; b < barriers_.size(); ++b) {
-    if (barriers_[b].peer_transfer_ns >= 0) fast_transfers[b] = std::min(transfers[b], barriers_[b].peer_transfer_ns);
+    if (barriers_[b].peer_transfer_ns >= 0) fast_transfers[b] = barriers_[b].peer_transfer_ns;
   }
   out.all = WhatIf("all", all, fast_transfers);
   out.compute = WhatIf("compute", all, transfers);
@@ -609,7 +614,8 @@ StepReplay StepGraph::Summarize() const {
   return out;
 }
 
-void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbers, std::vector<Finding>* findings) {
+void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbers, double min_excess_ns,
+                  std::vector<Finding>* findings) {
   if (!graph.built()) return;
   auto index_of = [&](int64_t rank) -> int64_t {
     const auto it = std::find(rank_numbers.begin(), rank_numbers.end(), rank);
@@ -634,14 +640,18 @@ void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbe
     Evidence before;
     before.kind = EvidenceKind::kWhatIf;
     before.detail = "previous_estimate";
-    before.Set("saving_ns", f.cost.saving_ns).Set("estimated_step_ns", f.cost.estimated_step_ns);
+    before.Set("step_ns", f.cost.step_ns).Set("saving_ns", f.cost.saving_ns).Set("estimated_step_ns", f.cost.estimated_step_ns);
     f.evidence.push_back(std::move(before));
     // The replay's step is the mean over ranks; the finding keeps the job's step and takes the saving.
     f.cost.method = CostMethod::kWhatIfReplay;
     f.cost.saving_ns = std::clamp(w.saving_ns, 0.0, f.cost.step_ns > 0 ? f.cost.step_ns : w.step_ns);
     if (f.cost.step_ns <= 0) f.cost.step_ns = w.step_ns;
     f.cost.estimated_step_ns = f.cost.step_ns - f.cost.saving_ns;
-    f.severity = f.cost.saving_ns >= 0.10 * f.cost.step_ns ? Severity::kCritical : Severity::kWarning;
+    // Below the minimum cost the replay shows nobody waits for it measurably: still reported
+    // (the rule found it), as information.
+    f.severity = f.cost.saving_ns >= 0.10 * f.cost.step_ns ? Severity::kCritical
+                 : f.cost.saving_ns >= min_excess_ns      ? Severity::kWarning
+                                                          : Severity::kInfo;
     Evidence e;
     e.kind = EvidenceKind::kWhatIf;
     e.detail = "replay";

@@ -12,22 +12,23 @@
 //    it; one that left before did not (an asynchronous send), and an op that lets a rank go
 //    early wherever it came early is asynchronous for that rank everywhere (the last arriver
 //    trivially "waits"). An asynchronous member leaves after its own span, and what it sent is
-//    there no earlier than that; the waiting members leave at max(last waiting arrival, what
-//    was sent being there) + the instance's *transfer*, measured as the median over its waiting
-//    members of how long after that moment they left.
+//    there no earlier than that; a waiting member leaves its own measured time after the
+//    collective could complete (the last waiting arrival, and the data sent being there). The
+//    instance's *transfer* is the median of those times over its waiting members.
 //  - a step's time is the mean over ranks of (end - start); the job's step time is the mean over
 //    the steps.
 //
-// Fidelity: replaying the measured durations must give back the measured step times. The
-// barrier model shares one transfer per instance and moves every waiting participant's exit to
-// (last arrival + transfer), so the check measures how well "everybody leaves when the last one
-// arrives" and the clock alignment hold on this job; findings take their cost from the replay
-// only when every step is reproduced within kReplayFidelity.
+// Fidelity: replaying the measured durations must give back the measured step times. Every
+// duration is the operation's own (segments, asynchronous spans, each waiting member's time after
+// the collective could complete), so the check measures the graph: the clock alignment, the
+// pairing of instances, who waits for whom; findings take their cost from the replay only when
+// every step is reproduced within kReplayFidelity, no transfer is left unpaired and no receive
+// ends before its sender started.
 //
 // What-if: a segment is replaced by the median of its peers' (the ranks of its pipeline stage
 // with the same chain shape in that step, at the same position; the rank itself left out), a
 // transfer by the median transfer of the instances of its group, op and size — each only when
-// that is faster. Replayed for: every operation (the total S), compute or one collective op
+// that is faster (a member's time after completion capped at the peers' transfer). Replayed for: every operation (the total S), compute or one collective op
 // alone, one rank, one stage's ranks (a worker problem), and a stage whose compute is scaled to
 // the other stages' median (a partition problem). Saving = replayed step - what-if step.
 //
@@ -114,10 +115,11 @@ class StepGraph {
     bool waits = true;     // left after the last arrival: it waited for the others
     uint16_t op = 0;       // its own op (send or recv of one instance), index into ops()
     double span_ns = 0;    // its own measured span (arrival to exit)
+    double after_ns = 0;   // waiting members: its exit after the collective could complete
   };
   struct Barrier {
     std::vector<Member> members;
-    double transfer_ns = 0;  // waiting members' exit after the last waiting arrival / the data sent
+    double transfer_ns = 0;  // the median of its waiting members' after_ns
     double peer_transfer_ns = -1;  // median transfer of the group's instances of its op and size (-1: none)
     std::string op;
   };
@@ -167,7 +169,9 @@ class StepGraph {
 // slow_rank (the rank like its stage peers), slow_stage (the stage's compute balanced with the
 // other stages'), per_step_imbalance (the stage's ranks like their peers, step by step). The
 // previous cost stays as evidence; the caller ranks the findings again. Only for a faithful graph.
-void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbers, std::vector<Finding>* findings);
+// A finding whose replayed saving is below `min_excess_ns` becomes information.
+void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbers, double min_excess_ns,
+                  std::vector<Finding>* findings);
 
 // Builds the graph and summarises it (StepGraph::Summarize).
 StepReplay ReplaySteps(const std::vector<RankSummary>& ranks, const CollectiveMatching& matching,
