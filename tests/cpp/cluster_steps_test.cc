@@ -6,6 +6,7 @@
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/host_outliers.h"
+#include "rankscope/cluster/robust_rule.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/step_series.h"
 
@@ -70,6 +71,22 @@ TEST(StepSignificance, DropsAPhaseOutlierOfAFewStepsAndASlowRankOfAFewSteps) {
   EXPECT_EQ(phases[0].rank, 1u);
   EXPECT_FALSE(slow.slow[3]);
   EXPECT_TRUE(slow.groups.empty());
+}
+
+TEST(RobustRule, LeaveOneOutStatsAreExactlyTheStatsOfTheOthers) {
+  for (size_t n : {1, 2, 3, 4, 5, 8, 9, 40, 41}) {
+    std::vector<double> values;
+    for (size_t i = 0; i < n; ++i) values.push_back(static_cast<double>((i * 7919) % 13) * 1.5 - 4 + (i == 3 ? 100 : 0));
+    LeaveOneOutStats loo(values);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<double> others = values;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+      const RobustStats direct = ComputeRobustStats(others), fast = loo.Without(values[i]);
+      EXPECT_EQ(fast.count, direct.count) << n << " " << i;
+      EXPECT_EQ(fast.median, direct.median) << n << " " << i;
+      EXPECT_EQ(fast.mad, direct.mad) << n << " " << i;
+    }
+  }
 }
 
 TEST(CostModel, TheSavingIsRecomputedThroughEachStepsSlowestRank) {
