@@ -73,6 +73,40 @@ TEST(StepSignificance, DropsAPhaseOutlierOfAFewStepsAndASlowRankOfAFewSteps) {
   EXPECT_TRUE(slow.groups.empty());
 }
 
+// The fast paths for thousands of ranks give exactly the numbers of the direct computations
+// they replace (the reports must not change by a bit): ties, negative values, a group of equal
+// values, groups of one and of all but one, tables with a short row.
+TEST(StepSignificance, TheTesterOfManyGroupsGivesExactlyTheDirectNumbers) {
+  std::vector<std::vector<double>> values(23);
+  for (size_t r = 0; r < values.size(); ++r) {
+    for (size_t s = 0; s < 7; ++s) {
+      // few distinct values (ties), some negative, one rank much slower
+      values[r].push_back(static_cast<double>((r * 5 + s * 3) % 6) * 0.25 * kMs - (r == 4 ? 0.5 * kMs : 0) +
+                          (r == 17 ? 30 * kMs : 0));
+    }
+  }
+  values[9].pop_back();  // a short row reads as 0 in that step
+  const StepExcessTester tester(values);
+  std::vector<std::vector<uint32_t>> groups = {{0}, {17}, {4}, {16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7}, {9, 10}};
+  std::vector<uint32_t> all_but_one;
+  for (uint32_t r = 0; r + 1 < values.size(); ++r) all_but_one.push_back(r);
+  groups.push_back(all_but_one);
+  for (const std::vector<uint32_t>& members : groups) {
+    const std::vector<bool> group = Only(values.size(), members);
+    const StepSignificance direct = TestStepExcess(values, group), fast = tester.Test(members);
+    EXPECT_EQ(fast.steps, direct.steps);
+    EXPECT_EQ(fast.exceeding, direct.exceeding);
+    EXPECT_EQ(fast.median_excess_ns, direct.median_excess_ns);
+    EXPECT_EQ(fast.significant, direct.significant);
+    for (size_t s = 0; s < 7; ++s) {
+      const PeerBand a = PeersOf(StepColumn(values, s), group), b = tester.Peers(s, members);
+      EXPECT_EQ(b.count, a.count);
+      EXPECT_EQ(b.median, a.median);
+      EXPECT_EQ(b.iqr, a.iqr);
+    }
+  }
+}
+
 TEST(RobustRule, LeaveOneOutStatsAreExactlyTheStatsOfTheOthers) {
   for (size_t n : {1, 2, 3, 4, 5, 8, 9, 40, 41}) {
     std::vector<double> values;

@@ -159,12 +159,12 @@ Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::v
 // a little is a slow rank, not a node; a node slows all its ranks alike.
 constexpr double kTogetherShare = 0.5;
 
-bool SlowTogether(const StepSeries& series, const std::vector<bool>& group, const std::vector<uint32_t>& members) {
+bool SlowTogether(const StepExcessTester& tester, const StepSeries& series, const std::vector<uint32_t>& members) {
   std::vector<double> excess;
   for (uint32_t r : members) {
     std::vector<double> per_step;
     for (size_t s = 0; s < series.steps(); ++s) {
-      per_step.push_back(series.local_ns[r][s] - PeersOf(StepColumn(series.local_ns, s), group).median);
+      per_step.push_back(series.local_ns[r][s] - tester.Peers(s, members).median);
     }
     excess.push_back(ComputeRobustStats(per_step).median);
   }
@@ -173,9 +173,9 @@ bool SlowTogether(const StepSeries& series, const std::vector<bool>& group, cons
 }
 
 // The other hosts' median local time, median over steps.
-double OthersMedian(const StepSeries& series, const std::vector<bool>& group) {
+double OthersMedian(const StepExcessTester& tester, const StepSeries& series, const std::vector<uint32_t>& members) {
   std::vector<double> per_step;
-  for (size_t s = 0; s < series.steps(); ++s) per_step.push_back(PeersOf(StepColumn(series.local_ns, s), group).median);
+  for (size_t s = 0; s < series.steps(); ++s) per_step.push_back(tester.Peers(s, members).median);
   return ComputeRobustStats(per_step).median;
 }
 
@@ -189,13 +189,12 @@ std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<
   for (uint32_t r = 0; r < hosts.size(); ++r) {
     if (hosts[r].source != HostSource::kNone) by_host[hosts[r].host].push_back(r);
   }
-  for (const auto& [host, members] : by_host) {
+  const StepExcessTester tester(series.local_ns);  // every host against the others, one sort per step
+  for (const auto& [host, members] : by_host) {   // members ascending
     if (members.size() < 2 || hosts.size() - members.size() < 2) continue;
-    std::vector<bool> group(hosts.size(), false);
-    for (uint32_t r : members) group[r] = true;
-    const StepSignificance t = TestStepExcess(series.local_ns, group);
-    if (t.significant && t.median_excess_ns >= std::max(min_excess_ns, margin * OthersMedian(series, group)) &&
-        SlowTogether(series, group, members)) {
+    const StepSignificance t = tester.Test(members);
+    if (t.significant && t.median_excess_ns >= std::max(min_excess_ns, margin * OthersMedian(tester, series, members)) &&
+        SlowTogether(tester, series, members)) {
       out.push_back({host, members, t});
     }
   }
