@@ -260,8 +260,13 @@ std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummar
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>& ranks,
                                                   const std::vector<RankMetrics>& metrics, const OutlierRule& rule,
                                                   double min_excess_ns) {
+  return FindFunctionOutliers(CollectFunctionSamples(ranks, metrics, min_excess_ns), rule, min_excess_ns);
+}
+
+std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<FunctionSamples>& functions,
+                                                  const OutlierRule& rule, double min_excess_ns) {
   std::vector<FunctionOutlier> out;
-  for (const FunctionSamples& f : CollectFunctionSamples(ranks, metrics, min_excess_ns)) {
+  for (const FunctionSamples& f : functions) {
     const std::vector<Sample>& samples = f.samples;
     std::vector<double> values, calls;
     std::vector<int64_t> per_call;

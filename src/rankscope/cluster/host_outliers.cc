@@ -27,7 +27,9 @@ struct HostExcess {
 // Per function: the host's ranks' smallest time per step minus the other ranks' median.
 std::vector<HostExcess> FunctionExcess(const HostFindingInputs& in, const std::vector<bool>& group) {
   std::vector<HostExcess> out;
-  for (const FunctionSamples& f : CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns)) {
+  std::vector<FunctionSamples> collected;
+  if (!in.functions) collected = CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns);
+  for (const FunctionSamples& f : in.functions ? *in.functions : collected) {
     if (f.kind == FunctionKind::kCollective) continue;
     std::vector<double> mine, others;
     for (const FunctionValue& v : f.samples) (group[v.rank] ? mine : others).push_back(v.value_ns);
