@@ -3,6 +3,8 @@
 // (host_outliers.h), then end to end through DiagnoseCluster.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/host_outliers.h"
@@ -120,6 +122,21 @@ TEST(RobustRule, LeaveOneOutStatsAreExactlyTheStatsOfTheOthers) {
       EXPECT_EQ(fast.median, direct.median) << n << " " << i;
       EXPECT_EQ(fast.mad, direct.mad) << n << " " << i;
     }
+  }
+}
+
+TEST(RobustRule, TheMedianWithoutSomeValuesIsExactlyTheMedianOfTheRest) {
+  std::vector<double> values;
+  for (size_t i = 0; i < 30; ++i) values.push_back(static_cast<double>((i * 7919) % 11) * 0.75 - 2 + (i == 5 ? 50 : 0));
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const std::vector<std::vector<size_t>> removals = {{}, {0}, {5}, {1, 2}, {3, 14, 25}, {0, 11, 22, 3, 4, 5, 6, 7}};
+  for (const std::vector<size_t>& removal : removals) {
+    std::vector<double> removed, rest;
+    for (size_t i = 0; i < values.size(); ++i) {
+      (std::find(removal.begin(), removal.end(), i) != removal.end() ? removed : rest).push_back(values[i]);
+    }
+    EXPECT_EQ(MedianWithout(sorted, removed), ComputeRobustStats(rest).median) << removal.size();
   }
 }
 

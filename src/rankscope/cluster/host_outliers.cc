@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/function_outliers.h"
@@ -24,19 +25,40 @@ struct HostExcess {
   double median_ns = 0;  // the other hosts' median
 };
 
+// Every function's values over the ranks, sorted: the median of a host's peers is read from
+// them (MedianWithout) instead of copying and selecting the other ranks' values for each host.
+struct SortedFunctions {
+  const std::vector<FunctionSamples>* functions = nullptr;
+  std::vector<std::vector<double>> values;  // per function, ascending
+};
+
+SortedFunctions SortFunctions(const std::vector<FunctionSamples>& functions) {
+  SortedFunctions out{&functions, {}};
+  for (const FunctionSamples& f : functions) {
+    std::vector<double>& v = out.values.emplace_back();
+    for (const FunctionValue& x : f.samples) v.push_back(x.value_ns);
+    std::sort(v.begin(), v.end());
+  }
+  return out;
+}
+
 // Per function: the host's ranks' smallest time per step minus the other ranks' median.
-std::vector<HostExcess> FunctionExcess(const HostFindingInputs& in, const std::vector<bool>& group) {
+std::vector<HostExcess> FunctionExcess(const HostFindingInputs& in, const SortedFunctions& sorted,
+                                       const std::vector<uint32_t>& members) {
   std::vector<HostExcess> out;
-  std::vector<FunctionSamples> collected;
-  if (!in.functions) collected = CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns);
-  for (const FunctionSamples& f : in.functions ? *in.functions : collected) {
+  std::vector<double> mine;
+  for (size_t i = 0; i < sorted.functions->size(); ++i) {
+    const FunctionSamples& f = (*sorted.functions)[i];
     if (f.kind == FunctionKind::kCollective) continue;
-    std::vector<double> mine, others;
-    for (const FunctionValue& v : f.samples) (group[v.rank] ? mine : others).push_back(v.value_ns);
-    const size_t members = static_cast<size_t>(std::count(group.begin(), group.end(), true));
-    if (mine.size() != members || others.empty()) continue;
+    mine.clear();
+    for (uint32_t r : members) {  // the samples are by rank index
+      auto it = std::lower_bound(f.samples.begin(), f.samples.end(), r,
+                                 [](const FunctionValue& v, uint32_t rank) { return v.rank < rank; });
+      if (it != f.samples.end() && it->rank == r) mine.push_back(it->value_ns);
+    }
+    if (mine.size() != members.size() || f.samples.size() == mine.size()) continue;
     const double smallest = *std::min_element(mine.begin(), mine.end());
-    const double median = ComputeRobustStats(others).median;
+    const double median = MedianWithout(sorted.values[i], mine);  // the other ranks'
     if (smallest - median < in.min_excess_ns) continue;
     out.push_back({f.kind, f.name, f.detail, smallest - median, ComputeRobustStats(mine).median, median});
   }
@@ -75,7 +97,8 @@ bool AlreadyNamed(const std::vector<Finding>& findings, const std::string& host)
   });
 }
 
-Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::vector<int64_t>& numbers) {
+Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& functions, const SlowHost& h,
+                    const std::vector<int64_t>& numbers) {
   const StepSeries& series = *in.series;
   std::vector<bool> group(series.ranks(), false);
   for (uint32_t r : h.ranks) group[r] = true;
@@ -92,8 +115,8 @@ Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::v
   f.cost.added_ns = h.test.median_excess_ns;
   f.severity = w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical : Severity::kWarning;
   // Where the time goes: the function, else the phase with the largest excess.
-  const std::vector<HostExcess> functions = FunctionExcess(in, group);
-  const HostExcess* fn = Explaining(functions);
+  const std::vector<HostExcess> excess = FunctionExcess(in, functions, h.ranks);
+  const HostExcess* fn = Explaining(excess);
   double phase_excess = 0;
   int phase = -1;
   bool gpu_side = false;
@@ -138,8 +161,8 @@ Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::v
     e.Set("excess_ns", phase_excess);
     f.evidence.push_back(std::move(e));
   }
-  for (size_t i = 0; i < functions.size() && i < 5; ++i) {
-    f.evidence.push_back(FunctionEvidenceOf(i == 0 && fn ? *fn : functions[i], group));
+  for (size_t i = 0; i < excess.size() && i < 5; ++i) {
+    f.evidence.push_back(FunctionEvidenceOf(i == 0 && fn ? *fn : excess[i], group));
   }
   Evidence host;
   host.kind = EvidenceKind::kHostPeers;
@@ -209,9 +232,15 @@ std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<
 void AddSlowHostFindings(const HostFindingInputs& in, std::vector<Finding>* findings) {
   std::vector<int64_t> numbers;
   for (const RankSummary& r : *in.ranks) numbers.push_back(r.rank.rank);
+  std::vector<FunctionSamples> collected;  // when the caller has not collected them
+  std::optional<SortedFunctions> functions;  // sorted at the first slow host that needs them
   for (const SlowHost& h : FindSlowHosts(*in.series, *in.hosts, in.min_excess_ns, in.margin)) {
     if (AlreadyNamed(*findings, h.host)) continue;
-    Finding f = HostFinding(in, h, numbers);
+    if (!functions) {
+      if (!in.functions) collected = CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns);
+      functions = SortFunctions(in.functions ? *in.functions : collected);
+    }
+    Finding f = HostFinding(in, *functions, h, numbers);
     if (f.cost.saving_ns < in.min_excess_ns) continue;
     std::erase_if(*findings, [&](const Finding& g) {
       const bool single = g.kind == FindingKind::kSlowRank || g.kind == FindingKind::kSlowFunction ||

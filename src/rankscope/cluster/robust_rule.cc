@@ -31,6 +31,25 @@ size_t PositionOf(const std::vector<double>& sorted, double value) {
 
 }  // namespace
 
+double MedianWithout(const std::vector<double>& sorted, std::vector<double> removed) {
+  if (removed.size() >= sorted.size()) return 0;
+  std::sort(removed.begin(), removed.end());
+  std::vector<size_t> skip;  // the removed values' positions in `sorted`, ascending
+  for (size_t i = 0; i < removed.size(); ++i) {
+    skip.push_back(i > 0 && removed[i - 1] == removed[i] ? skip.back() + 1 : PositionOf(sorted, removed[i]));
+  }
+  auto at = [&](size_t i) {  // the i-th of the rest
+    for (size_t p : skip) {
+      if (p > i) break;
+      ++i;
+    }
+    return sorted[i];
+  };
+  const size_t n = sorted.size() - removed.size();
+  if (n % 2 == 1) return at(n / 2);
+  return (at(n / 2 - 1) + at(n / 2)) / 2;
+}
+
 LeaveOneOutStats::LeaveOneOutStats(std::vector<double> values) : sorted_(std::move(values)) {
   std::sort(sorted_.begin(), sorted_.end());
 }

@@ -46,6 +46,10 @@ class LeaveOneOutStats {
   std::vector<std::pair<double, std::vector<double>>> deviations_;
 };
 
+// ComputeRobustStats(rest).median, where rest is `sorted` (ascending) without one occurrence of
+// each of `removed` (values of it, any order): the median of the others from one sort of all.
+double MedianWithout(const std::vector<double>& sorted, std::vector<double> removed);
+
 struct OutlierRule {
   double k = 3.0;
   double margin = 0.10;
