@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
       for (auto& c : r.collectives) c.start_ns += 40'000'000;
     } else if (i / 8 >= 1 && i / 8 <= slow_hosts) {
       for (auto& st : r.steps) st.comm_exposed_ns += 20'000'000;  // 20 ms less wait: 20 ms more local work
+      for (auto* t : {&r.kernels, &r.kernel_names, &r.kernels_by_op, &r.memory_ops, &r.runtime_calls, &r.cpu_ops,
+                      &r.python_paths}) {
+        for (auto& f : t->rows) f.in_window_ns += f.in_window_ns / 2;  // and every function 50 % slower
+      }
     } else {
       for (auto& st : r.steps) st.comm_exposed_ns += 40'000'000;
     }
