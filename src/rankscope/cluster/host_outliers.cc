@@ -1,6 +1,7 @@
 #include "rankscope/cluster/host_outliers.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 
@@ -41,6 +42,23 @@ SortedFunctions SortFunctions(const std::vector<FunctionSamples>& functions) {
   }
   return out;
 }
+
+// Every phase's step table (CPU, then GPU), each column sorted once for testing every slow host.
+struct PhaseTesters {
+  explicit PhaseTesters(const StepSeries& series) {
+    for (int side = 0; side < 2; ++side) {
+      for (int p = 0; p < kNumStepPhases; ++p) {
+        tables[side * kNumStepPhases + p] = PhaseTable(series, static_cast<StepPhase>(p), side == 1);
+      }
+    }
+    for (const auto& t : tables) testers.emplace_back(t);
+  }
+  PhaseTesters(const PhaseTesters&) = delete;
+  PhaseTesters& operator=(const PhaseTesters&) = delete;
+
+  std::array<std::vector<std::vector<double>>, 2 * kNumStepPhases> tables;
+  std::vector<StepExcessTester> testers;  // one per table, viewing it
+};
 
 // Per function: the host's ranks' smallest time per step minus the other ranks' median.
 std::vector<HostExcess> FunctionExcess(const HostFindingInputs& in, const SortedFunctions& sorted,
@@ -97,8 +115,8 @@ bool AlreadyNamed(const std::vector<Finding>& findings, const std::string& host)
   });
 }
 
-Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& functions, const SlowHost& h,
-                    const std::vector<int64_t>& numbers) {
+Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& functions, const PhaseTesters& phases,
+                    const SlowHost& h, const std::vector<int64_t>& numbers) {
   const StepSeries& series = *in.series;
   std::vector<bool> group(series.ranks(), false);
   for (uint32_t r : h.ranks) group[r] = true;
@@ -122,7 +140,7 @@ Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& function
   bool gpu_side = false;
   for (int side = 0; side < 2; ++side) {
     for (int p = 0; p < kNumStepPhases; ++p) {
-      const StepSignificance t = TestStepExcess(PhaseTable(series, static_cast<StepPhase>(p), side == 1), group);
+      const StepSignificance t = phases.testers[side * kNumStepPhases + p].Test(h.ranks);  // h.ranks ascending
       if (t.significant && t.median_excess_ns > phase_excess) {
         phase_excess = t.median_excess_ns;
         phase = p;
@@ -234,13 +252,15 @@ void AddSlowHostFindings(const HostFindingInputs& in, std::vector<Finding>* find
   for (const RankSummary& r : *in.ranks) numbers.push_back(r.rank.rank);
   std::vector<FunctionSamples> collected;  // when the caller has not collected them
   std::optional<SortedFunctions> functions;  // sorted at the first slow host that needs them
+  std::optional<PhaseTesters> phases;        // ditto
   for (const SlowHost& h : FindSlowHosts(*in.series, *in.hosts, in.min_excess_ns, in.margin)) {
     if (AlreadyNamed(*findings, h.host)) continue;
     if (!functions) {
       if (!in.functions) collected = CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns);
       functions = SortFunctions(in.functions ? *in.functions : collected);
+      phases.emplace(*in.series);
     }
-    Finding f = HostFinding(in, *functions, h, numbers);
+    Finding f = HostFinding(in, *functions, *phases, h, numbers);
     if (f.cost.saving_ns < in.min_excess_ns) continue;
     std::erase_if(*findings, [&](const Finding& g) {
       const bool single = g.kind == FindingKind::kSlowRank || g.kind == FindingKind::kSlowFunction ||
