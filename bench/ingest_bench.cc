@@ -1,7 +1,12 @@
 // Ingest throughput: MB/s of uncompressed JSON and events/s, end to end (read or gunzip +
 // tokenize + parse + build the model), and peak RSS. Not a test: it reports, it never judges.
 //
-//   rankscope_ingest_bench [--threads N] [--repeat R] [--chunk BYTES] FILE...
+//   rankscope_ingest_bench [--threads N] [--repeat R] [--chunk BYTES] [--no-pipeline] FILE...
+//
+// --no-pipeline reads each file into memory first and parses those bytes (ReadTraceBytes): a
+// gzip file is then inflated on the parsing thread, not ahead of it on a thread of its own
+// (ingest/pipelined_source.h), which measures what the pipeline saves on one big file. The file
+// read is timed too.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -9,9 +14,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "rankscope/base/cpu_target.h"
+#include "rankscope/ingest/read_trace.h"
 #include "rankscope/ingest/trace_set.h"
 
 namespace {
@@ -23,11 +31,21 @@ struct RunResult {
   uint64_t model_bytes = 0;
 };
 
-RunResult RunOnce(const std::vector<std::string>& files, unsigned threads, const rankscope::ReaderOptions& options) {
+// The file's bytes, then the model read from them on this thread (no inflate thread).
+rankscope::StatusOr<rankscope::TraceModel> ReadWithoutPipeline(const std::string& path,
+                                                               const rankscope::ReaderOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return rankscope::ReadTraceBytes(bytes.view(), path, options);
+}
+
+RunResult RunOnce(const std::vector<std::string>& files, unsigned threads, const rankscope::ReaderOptions& options,
+                  bool pipeline) {
   std::atomic<uint64_t> bytes{0}, events{0}, model_bytes{0};
   std::atomic<int> failures{0};
   const auto start = std::chrono::steady_clock::now();
-  rankscope::ForEachTrace(files, options, threads, [&](size_t, rankscope::StatusOr<rankscope::TraceModel> m) {
+  auto each = [&](size_t, rankscope::StatusOr<rankscope::TraceModel> m) {
     if (!m.ok() && m.status().code() == rankscope::StatusCode::kNotATrace) return;  // e.g. a JSON sidecar
     if (!m.ok()) {
       std::fprintf(stderr, "error: %s\n", m.status().message().c_str());
@@ -37,7 +55,12 @@ RunResult RunOnce(const std::vector<std::string>& files, unsigned threads, const
     bytes += m->stats.json_bytes;
     events += m->stats.elements;
     model_bytes += m->MemoryBytes();
-  });
+  };
+  if (pipeline) {
+    rankscope::ForEachTrace(files, options, threads, each);
+  } else {
+    for (size_t i = 0; i < files.size(); ++i) each(i, ReadWithoutPipeline(files[i], options));
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (failures > 0) std::exit(1);
   return {seconds, bytes, events, model_bytes};
@@ -55,6 +78,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "files read in parallel");
   app.add_option("--repeat", repeat, "timed runs (the median is reported)");
   app.add_option("--chunk", chunk, "tokenizer chunk size in bytes");
+  bool no_pipeline = false;
+  app.add_flag("--no-pipeline", no_pipeline,
+               "read each file into memory, then parse it on one thread (gzip inflated by the parser's thread); "
+               "files one after the other, --threads is ignored");
   CLI11_PARSE(app, argc, argv);
 
   auto files = rankscope::DiscoverTraceFiles(inputs);
@@ -66,7 +93,7 @@ int main(int argc, char** argv) {
   options.chunk_bytes = chunk;
   std::vector<RunResult> runs;
   for (int r = 0; r < repeat; ++r) {
-    runs.push_back(RunOnce(*files, threads, options));
+    runs.push_back(RunOnce(*files, threads, options, !no_pipeline));
     const RunResult& x = runs.back();
     std::printf("run %d: %.3f s  %.1f MB  %.0f MB/s  %.2f M events/s\n", r + 1, x.seconds, x.json_bytes / 1e6,
                 x.json_bytes / 1e6 / x.seconds, x.events / 1e6 / x.seconds);
@@ -76,9 +103,9 @@ int main(int argc, char** argv) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
-      "reader=%s files=%zu threads=%u json_MB=%.1f events=%llu median_s=%.3f MB_per_s=%.0f "
+      "reader=%s pipeline=%s files=%zu threads=%u json_MB=%.1f events=%llu median_s=%.3f MB_per_s=%.0f "
       "Mevents_per_s=%.2f model_MB=%.1f peak_rss_MB=%.1f rss_over_json=%.3f\n",
-      std::string(rankscope::CpuTargetName()).c_str(), files->size(), threads, med.json_bytes / 1e6,
+      std::string(rankscope::CpuTargetName()).c_str(), no_pipeline ? "no" : "yes", files->size(), threads, med.json_bytes / 1e6,
       static_cast<unsigned long long>(med.events), med.seconds, med.json_bytes / 1e6 / med.seconds,
       med.events / 1e6 / med.seconds, med.model_bytes / 1e6, usage.ru_maxrss / 1024.0,
       usage.ru_maxrss * 1024.0 / (threads == 1 ? static_cast<double>(med.json_bytes) : static_cast<double>(med.json_bytes)));

@@ -2,9 +2,10 @@
 // bench/scale_bench.py. One real trace is summarised once; rank i is a copy of that summary with
 // distributedInfo rank i of N, host node<i/8>, a clock offset per host, and one straggler (rank
 // N/2 + 1, late at every collective by 40 ms, which the others spend waiting), as in
-// cluster_reduce_bench. Writes OUT/rank<i>.pt.trace.json.gz.rsum.
+// cluster_reduce_bench. With --slow-hosts K, the 8 ranks of each of hosts 1..K are also slow, by
+// 20 ms of local work per step (a slow node each). Writes OUT/rank<i>.pt.trace.json.gz.rsum.
 //
-//   build/dev/bench/make_scale_summaries --ranks 4096 OUT [trace]
+//   build/dev/bench/make_scale_summaries --ranks 4096 [--slow-hosts K] OUT [trace]
 #include <fmt/format.h>
 
 #include <cstring>
@@ -17,15 +18,16 @@
 #include "rankscope/summary/summary_file.h"
 
 int main(int argc, char** argv) {
-  int n = 1024;
+  int n = 1024, slow_hosts = 0;
   std::string out, path = std::string(RANKSCOPE_SHARED_DIR) + "/traces/hta/nccl_2rank_a100/nccl_data.json.gz";
   for (int i = 1, positional = 0; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--ranks") && i + 1 < argc) n = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--slow-hosts") && i + 1 < argc) slow_hosts = std::atoi(argv[++i]);
     else if (positional++ == 0) out = argv[i];
     else path = argv[i];
   }
   if (out.empty() || n < 1) {
-    fmt::print(stderr, "usage: make_scale_summaries --ranks N OUT [trace]\n");
+    fmt::print(stderr, "usage: make_scale_summaries --ranks N [--slow-hosts K] OUT [trace]\n");
     return 2;
   }
   auto model = rankscope::ReadTrace(path);
@@ -54,6 +56,12 @@ int main(int argc, char** argv) {
     }
     if (i == n / 2 + 1) {
       for (auto& c : r.collectives) c.start_ns += 40'000'000;
+    } else if (i / 8 >= 1 && i / 8 <= slow_hosts) {
+      for (auto& st : r.steps) st.comm_exposed_ns += 20'000'000;  // 20 ms less wait: 20 ms more local work
+      for (auto* t : {&r.kernels, &r.kernel_names, &r.kernels_by_op, &r.memory_ops, &r.runtime_calls, &r.cpu_ops,
+                      &r.python_paths}) {
+        for (auto& f : t->rows) f.in_window_ns += f.in_window_ns / 2;  // and every function 50 % slower
+      }
     } else {
       for (auto& st : r.steps) st.comm_exposed_ns += 40'000'000;
     }

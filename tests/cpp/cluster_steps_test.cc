@@ -3,9 +3,12 @@
 // (host_outliers.h), then end to end through DiagnoseCluster.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/host_outliers.h"
+#include "rankscope/cluster/robust_rule.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/step_series.h"
 
@@ -70,6 +73,71 @@ TEST(StepSignificance, DropsAPhaseOutlierOfAFewStepsAndASlowRankOfAFewSteps) {
   EXPECT_EQ(phases[0].rank, 1u);
   EXPECT_FALSE(slow.slow[3]);
   EXPECT_TRUE(slow.groups.empty());
+}
+
+// The fast paths for thousands of ranks give exactly the numbers of the direct computations
+// they replace (the reports must not change by a bit): ties, negative values, a group of equal
+// values, groups of one and of all but one, tables with a short row.
+TEST(StepSignificance, TheTesterOfManyGroupsGivesExactlyTheDirectNumbers) {
+  std::vector<std::vector<double>> values(23);
+  for (size_t r = 0; r < values.size(); ++r) {
+    for (size_t s = 0; s < 7; ++s) {
+      // few distinct values (ties), some negative, one rank much slower
+      values[r].push_back(static_cast<double>((r * 5 + s * 3) % 6) * 0.25 * kMs - (r == 4 ? 0.5 * kMs : 0) +
+                          (r == 17 ? 30 * kMs : 0));
+    }
+  }
+  values[9].pop_back();  // a short row reads as 0 in that step
+  const StepExcessTester tester(values);
+  std::vector<std::vector<uint32_t>> groups = {{0}, {17}, {4}, {16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7}, {9, 10}};
+  std::vector<uint32_t> all_but_one;
+  for (uint32_t r = 0; r + 1 < values.size(); ++r) all_but_one.push_back(r);
+  groups.push_back(all_but_one);
+  for (const std::vector<uint32_t>& members : groups) {
+    const std::vector<bool> group = Only(values.size(), members);
+    const StepSignificance direct = TestStepExcess(values, group), fast = tester.Test(members);
+    EXPECT_EQ(fast.steps, direct.steps);
+    EXPECT_EQ(fast.exceeding, direct.exceeding);
+    EXPECT_EQ(fast.median_excess_ns, direct.median_excess_ns);
+    EXPECT_EQ(fast.significant, direct.significant);
+    for (size_t s = 0; s < 7; ++s) {
+      const PeerBand a = PeersOf(StepColumn(values, s), group), b = tester.Peers(s, members);
+      EXPECT_EQ(b.count, a.count);
+      EXPECT_EQ(b.median, a.median);
+      EXPECT_EQ(b.iqr, a.iqr);
+    }
+  }
+}
+
+TEST(RobustRule, LeaveOneOutStatsAreExactlyTheStatsOfTheOthers) {
+  for (size_t n : {1, 2, 3, 4, 5, 8, 9, 40, 41}) {
+    std::vector<double> values;
+    for (size_t i = 0; i < n; ++i) values.push_back(static_cast<double>((i * 7919) % 13) * 1.5 - 4 + (i == 3 ? 100 : 0));
+    LeaveOneOutStats loo(values);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<double> others = values;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+      const RobustStats direct = ComputeRobustStats(others), fast = loo.Without(values[i]);
+      EXPECT_EQ(fast.count, direct.count) << n << " " << i;
+      EXPECT_EQ(fast.median, direct.median) << n << " " << i;
+      EXPECT_EQ(fast.mad, direct.mad) << n << " " << i;
+    }
+  }
+}
+
+TEST(RobustRule, TheMedianWithoutSomeValuesIsExactlyTheMedianOfTheRest) {
+  std::vector<double> values;
+  for (size_t i = 0; i < 30; ++i) values.push_back(static_cast<double>((i * 7919) % 11) * 0.75 - 2 + (i == 5 ? 50 : 0));
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const std::vector<std::vector<size_t>> removals = {{}, {0}, {5}, {1, 2}, {3, 14, 25}, {0, 11, 22, 3, 4, 5, 6, 7}};
+  for (const std::vector<size_t>& removal : removals) {
+    std::vector<double> removed, rest;
+    for (size_t i = 0; i < values.size(); ++i) {
+      (std::find(removal.begin(), removal.end(), i) != removal.end() ? removed : rest).push_back(values[i]);
+    }
+    EXPECT_EQ(MedianWithout(sorted, removed), ComputeRobustStats(rest).median) << removal.size();
+  }
 }
 
 TEST(CostModel, TheSavingIsRecomputedThroughEachStepsSlowestRank) {

@@ -26,7 +26,9 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
 
   d.slow = LocateSlowRanks(d.metrics, d.arrival, d.hosts, rule, d.min_excess_ns);
   d.phases = FindPhaseOutliers(ranks, d.metrics, rule, d.min_excess_ns);
-  d.functions = FindFunctionOutliers(ranks, d.metrics, rule, d.min_excess_ns);
+  // Every function's samples, collected once: the outliers and the slow hosts' findings read them.
+  std::vector<FunctionSamples> functions = CollectFunctionSamples(ranks, d.metrics, d.min_excess_ns);
+  d.functions = FindFunctionOutliers(functions, rule, d.min_excess_ns);
   d.utilization = SummarizeUtilization(d.metrics, rule);
   // Step by step (significance.h): an excess that is not there in most steps is noise.
   const StepSeries series = AlignSteps(ranks);
@@ -42,8 +44,9 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   // Hooks after the rules: hosts slow together (host_outliers.h), then the per-step cost of the
   // anomalies the median what-if left uncosted (cost_model.h).
   AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, JobStepNs(d.metrics), d.min_excess_ns,
-                       options.outlier_margin},
+                       options.outlier_margin, &functions},
                       &d.findings);
+  std::vector<FunctionSamples>().swap(functions);
   CostExtraWork(series, d.arrival, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
   // Parallelism-aware comparison (issue 16): its own file; it replaces the job-wide findings
   // that compared ranks of different pipeline stages.

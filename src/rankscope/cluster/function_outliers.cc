@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <map>
-#include <set>
+#include <deque>
+#include <string_view>
+#include <unordered_map>
 
 #include "rankscope/analysis/stats.h"
 
@@ -13,17 +14,44 @@ namespace {
 
 using Sample = FunctionValue;
 
-struct FunctionKey {
+// A function's identity, viewing strings that outlive the collection (the summaries' rows, or
+// the collector's own copies). Ordered like (kind, name, detail) as strings compare.
+struct FunctionKeyView {
   FunctionKind kind;
-  std::string name, detail;
-  auto operator<=>(const FunctionKey&) const = default;
+  std::string_view name, detail;
+  bool operator==(const FunctionKeyView&) const = default;
+  auto operator<=>(const FunctionKeyView&) const = default;
+};
+
+struct FunctionKeyHash {
+  size_t operator()(const FunctionKeyView& k) const {
+    const size_t h = std::hash<std::string_view>()(k.name) * 0x9E3779B97F4A7C15ull;
+    return h ^ (std::hash<std::string_view>()(k.detail) + static_cast<size_t>(k.kind) + (h >> 7));
+  }
 };
 
 // What a rank's table says about a function it lacks.
 enum class Missing : uint8_t { kZero, kUnknown };
 
+// Whether WithoutAddresses would change the name (most names have no "0x" at all).
+bool HasAddress(std::string_view name) {
+  for (size_t i = name.find("0x"); i != std::string_view::npos; i = name.find("0x", i + 1)) {
+    if (i + 2 < name.size() && std::isxdigit(static_cast<unsigned char>(name[i + 2]))) return true;
+  }
+  return false;
+}
+
+// Every function of every rank: found by hashing views of the rows' strings (one lookup per row,
+// no copy), listed at the end in key order.
 class Collector {
  public:
+  struct Entry {
+    FunctionKeyView key;  // views `name`/`detail` below or the summaries' strings
+    std::string owned_name, owned_detail;  // when no summary string outlives the collection
+    bool wait = false;
+    std::vector<Sample> samples;
+  };
+
   Collector(const std::vector<RankSummary>& ranks, const std::vector<RankMetrics>& metrics, double min_excess_ns)
       : ranks_(ranks), metrics_(metrics), min_excess_ns_(min_excess_ns), missing_(ranks.size()) {}
 
@@ -43,18 +71,25 @@ class Collector {
 
   // A rank whose table lacks the function ran it for 0 ns, as far as a finding can tell, when
   // every row its table omitted is small.
-  std::vector<Sample> SamplesWithZeros(const FunctionKey& key, std::vector<Sample> samples) const {
+  std::vector<Sample> SamplesWithZeros(Entry& e) const {
+    std::vector<Sample> samples = std::move(e.samples);
     std::vector<bool> seen(ranks_.size(), false);
     for (const Sample& s : samples) seen[s.rank] = true;
-    const int slot = Slot(key.kind, key.detail.empty());
+    const int slot = Slot(e.key.kind, e.key.detail.empty());
     for (uint32_t r = 0; r < ranks_.size(); ++r) {
       if (!seen[r] && missing_[r][slot] == Missing::kZero) samples.push_back({r, 0, 0, 0});
     }
     return samples;
   }
 
-  std::map<FunctionKey, std::vector<Sample>>& samples() { return samples_; }
-  bool IsWait(const FunctionKey& key) const { return waits_.count(key) > 0; }
+  // The entries in key order (kind, then name, then detail).
+  std::vector<Entry*> InKeyOrder() {
+    std::vector<Entry*> out;
+    out.reserve(entries_.size());
+    for (Entry& e : entries_) out.push_back(&e);
+    std::sort(out.begin(), out.end(), [](const Entry* a, const Entry* b) { return a->key < b->key; });
+    return out;
+  }
 
  private:
   // One slot per table: kernels by name + shape and by name alone are two tables of one kind.
@@ -64,15 +99,31 @@ class Collector {
   }
   double Steps(uint32_t r) const { return metrics_[r].steps > 0 ? static_cast<double>(metrics_[r].steps) : 1.0; }
 
+  // The entry of a key; `name`/`detail` are copied into it when they are not the summaries'.
+  Entry& Find(FunctionKeyView key, bool copy_name, bool copy_detail) {
+    auto it = index_.find(key);
+    if (it != index_.end()) return *it->second;
+    Entry& e = entries_.emplace_back();
+    if (copy_name) key.name = e.owned_name = std::string(key.name);
+    if (copy_detail) key.detail = e.owned_detail = std::string(key.detail);
+    e.key = key;
+    index_.emplace(key, &e);
+    return e;
+  }
+
   void AddTable(uint32_t r, FunctionKind kind, const FunctionTable& t, bool keep_detail) {
     const double bound = static_cast<double>(t.omitted_max_in_window_ns) / Steps(r);
     missing_[r][Slot(kind, !keep_detail)] =
         t.omitted_rows == 0 || bound <= 0.1 * min_excess_ns_ ? Missing::kZero : Missing::kUnknown;
+    std::string masked;
     for (const FunctionStat& f : t.rows) {
-      std::string name = kind == FunctionKind::kPythonPath ? WithoutAddresses(f.name) : f.name;
-      FunctionKey key{kind, std::move(name), keep_detail ? f.detail : ""};
-      if (f.wait) waits_.insert(key);
-      std::vector<Sample>& v = samples_[key];
+      const bool mask = kind == FunctionKind::kPythonPath && HasAddress(f.name);
+      if (mask) masked = WithoutAddresses(f.name);
+      Entry& entry = Find({kind, mask ? std::string_view(masked) : std::string_view(f.name),
+                           keep_detail ? std::string_view(f.detail) : std::string_view()},
+                          /*copy_name=*/mask, /*copy_detail=*/false);
+      if (f.wait) entry.wait = true;
+      std::vector<Sample>& v = entry.samples;
       const double value = static_cast<double>(f.in_window_ns) / Steps(r);
       const double calls = static_cast<double>(f.count) / Steps(r);
       if (!v.empty() && v.back().rank == r) {  // a Python path on a second thread: add them up
@@ -93,8 +144,9 @@ class Collector {
       if (!t.protocol.empty()) detail += " " + t.protocol;
       if (t.group_size > 0) detail += " n=" + std::to_string(t.group_size);
       detail += t.on_gpu ? " gpu" : " cpu";
-      samples_[{FunctionKind::kCollective, t.op, detail}].push_back(
-          {r, static_cast<double>(t.busy_ns) / Steps(r), static_cast<double>(t.count) / Steps(r), t.median_ns});
+      Find({FunctionKind::kCollective, t.op, detail}, /*copy_name=*/false, /*copy_detail=*/true)
+          .samples.push_back(
+              {r, static_cast<double>(t.busy_ns) / Steps(r), static_cast<double>(t.count) / Steps(r), t.median_ns});
     }
   }
 
@@ -102,8 +154,8 @@ class Collector {
   const std::vector<RankMetrics>& metrics_;
   double min_excess_ns_;
   std::vector<std::array<Missing, kSlots>> missing_;
-  std::map<FunctionKey, std::vector<Sample>> samples_;
-  std::set<FunctionKey> waits_;
+  std::deque<Entry> entries_;  // stable: the index and the keys view into them
+  std::unordered_map<FunctionKeyView, Entry*, FunctionKeyHash> index_;
 };
 
 // A part (a callee, one shape, one kernel) explains a whole when it carries 80 % of its excess:
@@ -194,12 +246,13 @@ std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummar
                                                     const std::vector<RankMetrics>& metrics, double min_excess_ns) {
   Collector c(ranks, metrics, min_excess_ns);
   c.Collect();
+  const std::vector<Collector::Entry*> entries = c.InKeyOrder();
   std::vector<FunctionSamples> out;
-  out.reserve(c.samples().size());
-  for (auto& [key, raw] : c.samples()) {
-    std::vector<Sample> samples = c.SamplesWithZeros(key, std::move(raw));
+  out.reserve(entries.size());
+  for (Collector::Entry* e : entries) {
+    std::vector<Sample> samples = c.SamplesWithZeros(*e);
     std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.rank < b.rank; });
-    out.push_back({key.kind, key.name, key.detail, c.IsWait(key), std::move(samples)});
+    out.push_back({e->key.kind, std::string(e->key.name), std::string(e->key.detail), e->wait, std::move(samples)});
   }
   return out;
 }
@@ -207,8 +260,13 @@ std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummar
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>& ranks,
                                                   const std::vector<RankMetrics>& metrics, const OutlierRule& rule,
                                                   double min_excess_ns) {
+  return FindFunctionOutliers(CollectFunctionSamples(ranks, metrics, min_excess_ns), rule, min_excess_ns);
+}
+
+std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<FunctionSamples>& functions,
+                                                  const OutlierRule& rule, double min_excess_ns) {
   std::vector<FunctionOutlier> out;
-  for (const FunctionSamples& f : CollectFunctionSamples(ranks, metrics, min_excess_ns)) {
+  for (const FunctionSamples& f : functions) {
     const std::vector<Sample>& samples = f.samples;
     std::vector<double> values, calls;
     std::vector<int64_t> per_call;

@@ -81,6 +81,10 @@ std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummar
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>& ranks,
                                                   const std::vector<RankMetrics>& metrics, const OutlierRule& rule,
                                                   double min_excess_ns);
+// The same from CollectFunctionSamples(ranks, metrics, min_excess_ns), collected once for the
+// callers that need them too (host_outliers.h).
+std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<FunctionSamples>& functions,
+                                                  const OutlierRule& rule, double min_excess_ns);
 
 // The comparison key of a Python call path: object addresses in builtin frames masked ("at 0x?").
 std::string WithoutAddresses(std::string_view path);

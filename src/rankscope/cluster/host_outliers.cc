@@ -1,7 +1,9 @@
 #include "rankscope/cluster/host_outliers.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <optional>
 
 #include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/function_outliers.h"
@@ -24,17 +26,57 @@ struct HostExcess {
   double median_ns = 0;  // the other hosts' median
 };
 
+// Every function's values over the ranks, sorted: the median of a host's peers is read from
+// them (MedianWithout) instead of copying and selecting the other ranks' values for each host.
+struct SortedFunctions {
+  const std::vector<FunctionSamples>* functions = nullptr;
+  std::vector<std::vector<double>> values;  // per function, ascending
+};
+
+SortedFunctions SortFunctions(const std::vector<FunctionSamples>& functions) {
+  SortedFunctions out{&functions, {}};
+  for (const FunctionSamples& f : functions) {
+    std::vector<double>& v = out.values.emplace_back();
+    for (const FunctionValue& x : f.samples) v.push_back(x.value_ns);
+    std::sort(v.begin(), v.end());
+  }
+  return out;
+}
+
+// Every phase's step table (CPU, then GPU), each column sorted once for testing every slow host.
+struct PhaseTesters {
+  explicit PhaseTesters(const StepSeries& series) {
+    for (int side = 0; side < 2; ++side) {
+      for (int p = 0; p < kNumStepPhases; ++p) {
+        tables[side * kNumStepPhases + p] = PhaseTable(series, static_cast<StepPhase>(p), side == 1);
+      }
+    }
+    for (const auto& t : tables) testers.emplace_back(t);
+  }
+  PhaseTesters(const PhaseTesters&) = delete;
+  PhaseTesters& operator=(const PhaseTesters&) = delete;
+
+  std::array<std::vector<std::vector<double>>, 2 * kNumStepPhases> tables;
+  std::vector<StepExcessTester> testers;  // one per table, viewing it
+};
+
 // Per function: the host's ranks' smallest time per step minus the other ranks' median.
-std::vector<HostExcess> FunctionExcess(const HostFindingInputs& in, const std::vector<bool>& group) {
+std::vector<HostExcess> FunctionExcess(const HostFindingInputs& in, const SortedFunctions& sorted,
+                                       const std::vector<uint32_t>& members) {
   std::vector<HostExcess> out;
-  for (const FunctionSamples& f : CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns)) {
+  std::vector<double> mine;
+  for (size_t i = 0; i < sorted.functions->size(); ++i) {
+    const FunctionSamples& f = (*sorted.functions)[i];
     if (f.kind == FunctionKind::kCollective) continue;
-    std::vector<double> mine, others;
-    for (const FunctionValue& v : f.samples) (group[v.rank] ? mine : others).push_back(v.value_ns);
-    const size_t members = static_cast<size_t>(std::count(group.begin(), group.end(), true));
-    if (mine.size() != members || others.empty()) continue;
+    mine.clear();
+    for (uint32_t r : members) {  // the samples are by rank index
+      auto it = std::lower_bound(f.samples.begin(), f.samples.end(), r,
+                                 [](const FunctionValue& v, uint32_t rank) { return v.rank < rank; });
+      if (it != f.samples.end() && it->rank == r) mine.push_back(it->value_ns);
+    }
+    if (mine.size() != members.size() || f.samples.size() == mine.size()) continue;
     const double smallest = *std::min_element(mine.begin(), mine.end());
-    const double median = ComputeRobustStats(others).median;
+    const double median = MedianWithout(sorted.values[i], mine);  // the other ranks'
     if (smallest - median < in.min_excess_ns) continue;
     out.push_back({f.kind, f.name, f.detail, smallest - median, ComputeRobustStats(mine).median, median});
   }
@@ -73,7 +115,8 @@ bool AlreadyNamed(const std::vector<Finding>& findings, const std::string& host)
   });
 }
 
-Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::vector<int64_t>& numbers) {
+Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& functions, const PhaseTesters& phases,
+                    const SlowHost& h, const std::vector<int64_t>& numbers) {
   const StepSeries& series = *in.series;
   std::vector<bool> group(series.ranks(), false);
   for (uint32_t r : h.ranks) group[r] = true;
@@ -90,14 +133,14 @@ Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::v
   f.cost.added_ns = h.test.median_excess_ns;
   f.severity = w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical : Severity::kWarning;
   // Where the time goes: the function, else the phase with the largest excess.
-  const std::vector<HostExcess> functions = FunctionExcess(in, group);
-  const HostExcess* fn = Explaining(functions);
+  const std::vector<HostExcess> excess = FunctionExcess(in, functions, h.ranks);
+  const HostExcess* fn = Explaining(excess);
   double phase_excess = 0;
   int phase = -1;
   bool gpu_side = false;
   for (int side = 0; side < 2; ++side) {
     for (int p = 0; p < kNumStepPhases; ++p) {
-      const StepSignificance t = TestStepExcess(PhaseTable(series, static_cast<StepPhase>(p), side == 1), group);
+      const StepSignificance t = phases.testers[side * kNumStepPhases + p].Test(h.ranks);  // h.ranks ascending
       if (t.significant && t.median_excess_ns > phase_excess) {
         phase_excess = t.median_excess_ns;
         phase = p;
@@ -136,8 +179,8 @@ Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::v
     e.Set("excess_ns", phase_excess);
     f.evidence.push_back(std::move(e));
   }
-  for (size_t i = 0; i < functions.size() && i < 5; ++i) {
-    f.evidence.push_back(FunctionEvidenceOf(i == 0 && fn ? *fn : functions[i], group));
+  for (size_t i = 0; i < excess.size() && i < 5; ++i) {
+    f.evidence.push_back(FunctionEvidenceOf(i == 0 && fn ? *fn : excess[i], group));
   }
   Evidence host;
   host.kind = EvidenceKind::kHostPeers;
@@ -159,12 +202,12 @@ Finding HostFinding(const HostFindingInputs& in, const SlowHost& h, const std::v
 // a little is a slow rank, not a node; a node slows all its ranks alike.
 constexpr double kTogetherShare = 0.5;
 
-bool SlowTogether(const StepSeries& series, const std::vector<bool>& group, const std::vector<uint32_t>& members) {
+bool SlowTogether(const StepExcessTester& tester, const StepSeries& series, const std::vector<uint32_t>& members) {
   std::vector<double> excess;
   for (uint32_t r : members) {
     std::vector<double> per_step;
     for (size_t s = 0; s < series.steps(); ++s) {
-      per_step.push_back(series.local_ns[r][s] - PeersOf(StepColumn(series.local_ns, s), group).median);
+      per_step.push_back(series.local_ns[r][s] - tester.Peers(s, members).median);
     }
     excess.push_back(ComputeRobustStats(per_step).median);
   }
@@ -173,9 +216,9 @@ bool SlowTogether(const StepSeries& series, const std::vector<bool>& group, cons
 }
 
 // The other hosts' median local time, median over steps.
-double OthersMedian(const StepSeries& series, const std::vector<bool>& group) {
+double OthersMedian(const StepExcessTester& tester, const StepSeries& series, const std::vector<uint32_t>& members) {
   std::vector<double> per_step;
-  for (size_t s = 0; s < series.steps(); ++s) per_step.push_back(PeersOf(StepColumn(series.local_ns, s), group).median);
+  for (size_t s = 0; s < series.steps(); ++s) per_step.push_back(tester.Peers(s, members).median);
   return ComputeRobustStats(per_step).median;
 }
 
@@ -189,13 +232,12 @@ std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<
   for (uint32_t r = 0; r < hosts.size(); ++r) {
     if (hosts[r].source != HostSource::kNone) by_host[hosts[r].host].push_back(r);
   }
-  for (const auto& [host, members] : by_host) {
+  const StepExcessTester tester(series.local_ns);  // every host against the others, one sort per step
+  for (const auto& [host, members] : by_host) {   // members ascending
     if (members.size() < 2 || hosts.size() - members.size() < 2) continue;
-    std::vector<bool> group(hosts.size(), false);
-    for (uint32_t r : members) group[r] = true;
-    const StepSignificance t = TestStepExcess(series.local_ns, group);
-    if (t.significant && t.median_excess_ns >= std::max(min_excess_ns, margin * OthersMedian(series, group)) &&
-        SlowTogether(series, group, members)) {
+    const StepSignificance t = tester.Test(members);
+    if (t.significant && t.median_excess_ns >= std::max(min_excess_ns, margin * OthersMedian(tester, series, members)) &&
+        SlowTogether(tester, series, members)) {
       out.push_back({host, members, t});
     }
   }
@@ -208,9 +250,17 @@ std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<
 void AddSlowHostFindings(const HostFindingInputs& in, std::vector<Finding>* findings) {
   std::vector<int64_t> numbers;
   for (const RankSummary& r : *in.ranks) numbers.push_back(r.rank.rank);
+  std::vector<FunctionSamples> collected;  // when the caller has not collected them
+  std::optional<SortedFunctions> functions;  // sorted at the first slow host that needs them
+  std::optional<PhaseTesters> phases;        // ditto
   for (const SlowHost& h : FindSlowHosts(*in.series, *in.hosts, in.min_excess_ns, in.margin)) {
     if (AlreadyNamed(*findings, h.host)) continue;
-    Finding f = HostFinding(in, h, numbers);
+    if (!functions) {
+      if (!in.functions) collected = CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns);
+      functions = SortFunctions(in.functions ? *in.functions : collected);
+      phases.emplace(*in.series);
+    }
+    Finding f = HostFinding(in, *functions, *phases, h, numbers);
     if (f.cost.saving_ns < in.min_excess_ns) continue;
     std::erase_if(*findings, [&](const Finding& g) {
       const bool single = g.kind == FindingKind::kSlowRank || g.kind == FindingKind::kSlowFunction ||

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "rankscope/cluster/function_outliers.h"
 #include "rankscope/cluster/host_map.h"
 #include "rankscope/cluster/rank_metrics.h"
 #include "rankscope/cluster/significance.h"
@@ -51,6 +52,9 @@ struct HostFindingInputs {
   double step_ns = 0;
   double min_excess_ns = 0;
   double margin = 0.10;  // robust_rule.h
+  // CollectFunctionSamples(*ranks, *metrics, min_excess_ns), when the caller has them (else
+  // collected for each slow host: a pass over every row of every rank).
+  const std::vector<FunctionSamples>* functions = nullptr;
 };
 
 // Adds a slow_node finding for each slow host that no slow_node finding names yet, and drops

@@ -175,14 +175,14 @@ class ParallelRules {
     const std::vector<uint32_t>& members = by_stage_[static_cast<size_t>(s)];
     std::vector<Finding> out;
     if (members.size() < 2) return out;
+    std::vector<double> locals;
+    for (uint32_t r : members) locals.push_back(M(r).local_ns);
+    LeaveOneOutStats peer_stats(std::move(locals));  // each rank against the stage's other ranks
     for (uint32_t r : members) {
-      std::vector<double> peers;
-      for (uint32_t o : members) {
-        if (o != r) peers.push_back(M(o).local_ns);
-      }
-      const RobustStats stats = ComputeRobustStats(peers);
+      const RobustStats stats = peer_stats.Without(M(r).local_ns);
+      const size_t peers = members.size() - 1;
       const double excess = M(r).local_ns - stats.median;
-      const bool robust = peers.size() < 3 || in_.rule.IsHigh(M(r).local_ns, stats);
+      const bool robust = peers < 3 || in_.rule.IsHigh(M(r).local_ns, stats);
       if (!robust || excess <= in_.rule.margin * stats.median || excess < in_.min_excess_ns) continue;
       Finding f;
       f.kind = FindingKind::kSlowWorker;
@@ -195,7 +195,7 @@ class ParallelRules {
       e.kind = EvidenceKind::kLocalTime;
       e.rank = Number(r);
       e.Set("local_ns", M(r).local_ns).Set("median_local_ns", stats.median);
-      e.Set("ranks_compared", static_cast<double>(peers.size())).Set("threshold_ns", in_.rule.margin * stats.median);
+      e.Set("ranks_compared", static_cast<double>(peers)).Set("threshold_ns", in_.rule.margin * stats.median);
       e.Set("comm_wait_ns", M(r).comm_wait_ns).Set("compute_ns", M(r).compute_ns);
       std::vector<double> wait, compute;
       for (uint32_t o : members) {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace rankscope {
@@ -28,6 +29,26 @@ int64_t ExactMedian(std::vector<int64_t>& values);
 
 // Median (mean of the two middle values for an even count) and MAD of `values`.
 RobustStats ComputeRobustStats(std::vector<double> values);
+
+// ComputeRobustStats of a set of values with one of them left out, for each value in turn, from
+// one sort instead of one pass over the others per value (comparing each of N ranks with its N-1
+// peers). Gives exactly ComputeRobustStats's numbers: the same order statistics, the same sums.
+class LeaveOneOutStats {
+ public:
+  explicit LeaveOneOutStats(std::vector<double> values);
+  // The stats of the values without one occurrence of `value` (which must be one of them).
+  RobustStats Without(double value);
+
+ private:
+  std::vector<double> sorted_;
+  // Per median of the rest (at most three distinct ones): every value's absolute deviation
+  // from it, sorted.
+  std::vector<std::pair<double, std::vector<double>>> deviations_;
+};
+
+// ComputeRobustStats(rest).median, where rest is `sorted` (ascending) without one occurrence of
+// each of `removed` (values of it, any order): the median of the others from one sort of all.
+double MedianWithout(const std::vector<double>& sorted, std::vector<double> removed);
 
 struct OutlierRule {
   double k = 3.0;

@@ -28,6 +28,79 @@ StepSignificance TestStepExcess(const std::vector<std::vector<double>>& values, 
   return out;
 }
 
+namespace {
+
+// Interpolated quantile (step_series.cc) of `sorted` without the elements at `skip` (ascending).
+double QuantileWithout(const std::vector<double>& sorted, const std::vector<size_t>& skip, double q) {
+  const size_t n = sorted.size() - skip.size();
+  if (n == 0) return 0;
+  auto at = [&](size_t i) {  // the i-th of the rest
+    for (size_t p : skip) {
+      if (p > i) break;
+      ++i;
+    }
+    return sorted[i];
+  };
+  const double pos = q * static_cast<double>(n - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, n - 1);
+  const double low = at(lo);
+  return low + (pos - static_cast<double>(lo)) * (at(hi) - low);
+}
+
+}  // namespace
+
+StepExcessTester::StepExcessTester(const std::vector<std::vector<double>>& values) : values_(values) {
+  if (values.empty()) return;
+  for (size_t s = 0; s < values.front().size(); ++s) {
+    sorted_.push_back(StepColumn(values, s));
+    std::sort(sorted_.back().begin(), sorted_.back().end());
+  }
+}
+
+PeerBand StepExcessTester::Peers(size_t step, const std::vector<uint32_t>& members) const {
+  const std::vector<double>& sorted = sorted_[step];
+  // Where the members' values sit in the sorted column (one position per member, equal values
+  // at consecutive positions): the rest is the column PeersOf sorts.
+  std::vector<double> mine;
+  for (uint32_t r : members) {
+    if (r < values_.size()) mine.push_back(step < values_[r].size() ? values_[r][step] : 0);
+  }
+  std::sort(mine.begin(), mine.end());
+  std::vector<size_t> skip;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const size_t first = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), mine[i]) - sorted.begin());
+    skip.push_back(i > 0 && mine[i - 1] == mine[i] ? skip.back() + 1 : first);
+  }
+  PeerBand b;
+  b.count = sorted.size() - skip.size();
+  b.median = QuantileWithout(sorted, skip, 0.5);
+  b.iqr = QuantileWithout(sorted, skip, 0.75) - QuantileWithout(sorted, skip, 0.25);
+  return b;
+}
+
+StepSignificance StepExcessTester::Test(const std::vector<uint32_t>& members) const {
+  StepSignificance out;
+  if (values_.empty() || members.size() >= values_.size()) return out;
+  const size_t steps = values_.front().size();
+  std::vector<double> excess;
+  for (size_t s = 0; s < steps; ++s) {
+    const PeerBand peers = Peers(s, members);
+    double smallest = -1;
+    for (uint32_t r : members) {
+      const double v = s < values_[r].size() ? values_[r][s] : 0;
+      if (smallest < 0 || v < smallest) smallest = v;
+    }
+    if (smallest < 0) return out;
+    excess.push_back(smallest - peers.median);
+    if (smallest - peers.median > peers.iqr) ++out.exceeding;
+  }
+  out.steps = steps;
+  out.median_excess_ns = ComputeRobustStats(excess).median;
+  out.significant = steps > 0 && static_cast<double>(out.exceeding) > kSignificantStepShare * static_cast<double>(steps);
+  return out;
+}
+
 std::vector<std::vector<double>> PhaseTable(const StepSeries& series, StepPhase phase, bool gpu) {
   const auto& source = gpu ? series.gpu_phase_ns : series.cpu_phase_ns;
   std::vector<std::vector<double>> out(source.size());

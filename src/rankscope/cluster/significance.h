@@ -11,6 +11,7 @@
 // A group of ranks (the ranks of one host, host_outliers.h) is tested by its smallest value.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "rankscope/cluster/phase_outliers.h"
@@ -35,6 +36,22 @@ StepSignificance TestStepExcess(const std::vector<std::vector<double>>& values, 
 
 // Drops, from the slow-rank analysis and the phase outliers, the ranks whose excess is not
 // significant step by step, and regroups the slow ranks by host. No-op without aligned steps.
+// TestStepExcess of many groups over one table (every host of a job of 10,000 ranks): each step's
+// values are sorted once, and a group's peers are that column without the group's values (the
+// same order statistics, so exactly TestStepExcess's and PeersOf's numbers).
+class StepExcessTester {
+ public:
+  explicit StepExcessTester(const std::vector<std::vector<double>>& values);
+  // TestStepExcess(values, group) where group is true for exactly `members` (ascending, distinct).
+  StepSignificance Test(const std::vector<uint32_t>& members) const;
+  // PeersOf(StepColumn(values, step), group), group as above.
+  PeerBand Peers(size_t step, const std::vector<uint32_t>& members) const;
+
+ private:
+  const std::vector<std::vector<double>>& values_;
+  std::vector<std::vector<double>> sorted_;  // [step]: StepColumn, sorted
+};
+
 void ApplyStepSignificance(const StepSeries& series, const std::vector<RankHost>& hosts, SlowRankAnalysis* slow,
                            std::vector<PhaseOutlier>* phases);
 
