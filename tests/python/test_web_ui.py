@@ -23,9 +23,16 @@ HUNG = 1
 NPROC = 4
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Fixtures: one capture, one server, one browser for the module.
+
+
+def names_the_straggler(run_rankscope, capture_dir):
+    """Whether the engine's report of the capture has a slow_rank finding on the straggler (what
+    the flows below look at)."""
+    report = json.loads(run_rankscope("analyze", capture_dir, "--json", "-").stdout)
+    slow = [f for f in report["findings"] if f["kind"] == "slow_rank" and STRAGGLER in f["ranks"]]
+    return bool(slow)
 
 @pytest.fixture(scope="module")
 def capture(rankscoped_bin, rankscope_bin, run_rankscope, tmp_path_factory):
@@ -41,11 +48,20 @@ def capture(rankscoped_bin, rankscope_bin, run_rankscope, tmp_path_factory):
                    *torchrun(NPROC, "--steps", 100000, "--step-sleep-ms", 20, "--fault", fault, "--fault-from-step", 5)]
             jobs.append(start_job(cmd, job_env(daemon.socket), root / f"{name}.log"))
         wait_for_ranks(run_rankscope, daemon.port, 2 * NPROC, min_step=3, timeout=180)
-        proc = subprocess.run([rankscope_bin, "trace", "--port", str(daemon.port), "--job", "webui-straggler",
-                               "--steps", "3", "--wait", "--timeout-s", "120", "--json", "--id", "straggler"],
-                              capture_output=True, text=True, timeout=180)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        (capture_dir,) = json.loads(proc.stdout)["dirs"]
+        # These tests check what the UI shows of a diagnosis, so the capture must hold one: on a
+        # machine loaded enough to hide the straggler in three steps (eight processes on two
+        # cores next to the other tests), the capture is taken again, twice at most, and the
+        # captures that did not name it are removed (the job list then shows one straggler job).
+        for attempt in range(3):
+            proc = subprocess.run([rankscope_bin, "trace", "--port", str(daemon.port), "--job", "webui-straggler",
+                                   "--steps", "3", "--wait", "--timeout-s", "120", "--json",
+                                   "--id", "straggler" if attempt == 0 else f"straggler-{attempt}"],
+                                  capture_output=True, text=True, timeout=180)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            (capture_dir,) = json.loads(proc.stdout)["dirs"]
+            if names_the_straggler(run_rankscope, capture_dir) or attempt == 2:
+                break
+            shutil.rmtree(capture_dir)
         # The hung job stops at step 5: once its ranks' steps no longer move, 8 s more make them
         # stalled (5 s without a step, docs/hang.md).
         def hang_steps():

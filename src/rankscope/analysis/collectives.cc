@@ -376,6 +376,12 @@ std::vector<uint32_t> CollectiveTracks(const TraceModel& m) {
 // (c10d::send 20.8 ms, then gloo:send 0.06 ms). The transfer's instance starts where that op
 // began, so a receive is never seen to end before its sender started.
 class PostingOps {
+  // A hostile trace's times may sit at the ends of int64.
+  static int64_t SaturatingAdd(int64_t a, int64_t b) {
+    int64_t out = 0;
+    return __builtin_add_overflow(a, b, &out) ? (b > 0 ? INT64_MAX : INT64_MIN) : out;
+  }
+
  public:
   explicit PostingOps(const TraceModel& m) {
     const SliceTable& s = m.slices;
@@ -383,7 +389,7 @@ class PostingOps {
       if (s.kind[i] != ActivityKind::kHostOp) continue;
       const std::string_view name = m.Str(s.name[i]);
       if (name == "c10d::send" || name == "c10d::recv_" || name == "c10d::recv_any_source_") {
-        ops_.push_back({s.track[i], s.ts[i] + s.dur[i], s.ts[i]});
+        ops_.push_back({s.track[i], SaturatingAdd(s.ts[i], s.dur[i]), s.ts[i]});
       }
     }
     std::sort(ops_.begin(), ops_.end());
@@ -392,10 +398,10 @@ class PostingOps {
   // and began before it; -1 when there is none.
   int64_t PostedAt(uint32_t track, int64_t span_start) const {
     constexpr int64_t kJoin = 500'000;  // 0.5 ms
-    auto it = std::upper_bound(ops_.begin(), ops_.end(), Op{track, span_start + kJoin, INT64_MAX});
+    auto it = std::upper_bound(ops_.begin(), ops_.end(), Op{track, SaturatingAdd(span_start, kJoin), INT64_MAX});
     while (it != ops_.begin()) {
       --it;
-      if (it->track != track || it->end < span_start - kJoin) break;
+      if (it->track != track || it->end < SaturatingAdd(span_start, -kJoin)) break;
       if (it->start < span_start) return it->start;
     }
     return -1;

@@ -1,6 +1,7 @@
 #include "rankscope/cluster/step_replay.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -34,6 +35,15 @@ class LeaveOneOutMedian {
  private:
   std::vector<double> sorted_;
 };
+
+// t - offset - origin in int64 arithmetic (absolute ns do not survive a double); a summary with
+// times at the ends of int64 saturates instead of overflowing.
+int64_t Relative(int64_t t, int64_t offset, int64_t origin) {
+  int64_t a = 0, b = 0;
+  if (__builtin_sub_overflow(t, offset, &a)) return offset > 0 ? INT64_MIN : INT64_MAX;
+  if (__builtin_sub_overflow(a, origin, &b)) return origin > 0 ? INT64_MIN : INT64_MAX;
+  return b;
+}
 
 double Mean(const std::vector<double>& v) {
   if (v.empty()) return 0;
@@ -127,7 +137,7 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
   auto offset = [&](size_t r) { return r < clock.offset_of.size() ? clock.offset_of[r] : 0; };
   int64_t origin = std::numeric_limits<int64_t>::max();
   for (size_t r = 0; r < ranks.size(); ++r) {
-    origin = std::min(origin, by_number[r].at(numbers.front())->start_ns - offset(r));
+    origin = std::min(origin, Relative(by_number[r].at(numbers.front())->start_ns, offset(r), 0));
   }
   std::map<int64_t, size_t> step_index;
   for (size_t i = 0; i < numbers.size(); ++i) step_index[numbers[i]] = i;
@@ -151,8 +161,8 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
       const RankSummary& rs = ranks[p.rank];
       const CollectiveInstance& c = rs.collectives[p.instance];
       const std::string_view op = c.type < rs.collective_types.size() ? rs.collective_types[c.type].op : "";
-      const int64_t start = c.start_ns - offset(p.rank) - origin;
-      const int64_t end = c.end_ns - offset(p.rank) - origin;
+      const int64_t start = Relative(c.start_ns, offset(p.rank), origin);
+      const int64_t end = Relative(c.end_ns, offset(p.rank), origin);
       int64_t s = -1;
       if (auto it = step_index.find(c.step); c.step >= 0 && it != step_index.end()) {
         s = static_cast<int64_t>(it->second);
@@ -221,8 +231,8 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
     double previous_exit = 0;
     for (size_t s = 0; s < steps_; ++s) {
       const StepSummary& st = *by_number[r].at(numbers[s]);
-      const double start = static_cast<double>(st.start_ns - offset(r) - origin);
-      const double end = static_cast<double>(st.end_ns - offset(r) - origin);
+      const double start = static_cast<double>(Relative(st.start_ns, offset(r), origin));
+      const double end = static_cast<double>(Relative(st.end_ns, offset(r), origin));
       ch.measured_start_ns.push_back(start);
       ch.measured_end_ns.push_back(end);
       ch.barrier.push_back(kStepStart);

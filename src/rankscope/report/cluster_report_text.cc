@@ -88,7 +88,7 @@ class Writer {
   void Replay() {
     const std::string text = ReplayText(d_.replay, Per());
     if (text.empty()) return;
-    Section("Replayed what-if", "the profiled steps replayed as a dependency graph (per-rank order, collectives as barriers)");
+    Section("Replayed what-if", "the profiled steps as a graph: per-rank order, collectives as barriers");
     out_ += text;
   }
 

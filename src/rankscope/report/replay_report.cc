@@ -9,12 +9,32 @@
 namespace rankscope {
 namespace {
 
+// `text` folded at 96 columns, the first line `first` columns shorter.
+std::string Wrapped(const std::string& text, size_t first) {
+  std::string out, line;
+  size_t width = 96 - first;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n    ";
+      line.clear();
+      width = 92;
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out + line;
+}
+
 // Lines of what-ifs worth a line: at least 1 % of the step saved.
 bool Worth(const ReplayWhatIf& w) { return w.step_ns > 0 && w.saving_ns >= 0.01 * w.step_ns; }
 
 std::string Line(const std::string& what, const ReplayWhatIf& w, const std::string& per) {
   const double share = w.step_ns > 0 ? 100 * w.saving_ns / w.step_ns : 0;
-  return fmt::format("    {:<44} saves {}{} ({:.1f} %)\n", what, FormatNs(w.saving_ns), per, share);
+  return fmt::format("    {:<42} saves {}{} ({:.1f} %)\n", what, FormatNs(w.saving_ns), per, share);
 }
 
 nlohmann::json WhatIfJson(const ReplayWhatIf& w) {
@@ -37,20 +57,22 @@ nlohmann::json List(const std::vector<ReplayWhatIf>& v) {
 }  // namespace
 
 std::string ReplayText(const StepReplay& r, const std::string& per) {
-  if (!r.built) return r.not_built.empty() ? "" : fmt::format("  not replayed: {}\n", r.not_built);
-  std::string out = fmt::format(
-      "  {} rank(s) x {} step(s): {} compute segments, {} collective barriers ({} asynchronous "
-      "participations{})\n  fidelity: replayed step {}{} against measured {}{} (largest step error {:.2f} %, mean "
-      "{:.2f} %){}\n",
-      r.ranks, r.steps, r.segments, r.barriers, r.asynchronous,
-      r.unpaired ? fmt::format("; {} point-to-point transfers without a known peer left in the segments", r.unpaired) : "",
-      FormatNs(r.replayed_step_ns), per, FormatNs(r.measured_step_ns), per, 100 * r.max_step_error,
-      100 * r.mean_step_error,
-      r.faithful() ? ""
-      : r.unpaired ? ": transfers missing from the graph, findings keep their own costs"
-      : r.acausal  ? fmt::format(": {} receive(s) end before their sender starts (the spans do not bound the "
-                                 "transfers), findings keep their own costs", r.acausal)
-                   : fmt::format(": above {:.0f} %, findings keep their own costs", 100 * kReplayFidelity));
+  if (!r.built) return r.not_built.empty() ? "" : "  not replayed: " + Wrapped(r.not_built, 16) + "\n";
+  std::string out = fmt::format("  {} rank(s) x {} step(s): {} compute segments, {} collective barriers\n", r.ranks,
+                                r.steps, r.segments, r.barriers);
+  out += fmt::format("  {} asynchronous participation(s)\n", r.asynchronous);
+  if (r.unpaired) out += fmt::format("  {} point-to-point transfer(s) without a known peer, left in the segments\n", r.unpaired);
+  out += fmt::format("  fidelity: replayed step {}{} against measured {}{}\n", FormatNs(r.replayed_step_ns), per,
+                     FormatNs(r.measured_step_ns), per);
+  out += fmt::format("    largest step error {:.2f} %, mean {:.2f} %{}\n", 100 * r.max_step_error,
+                     100 * r.mean_step_error, r.faithful() ? ": faithful, findings about ranks and stages cost from it" : "");
+  if (!r.faithful()) {
+    out += r.unpaired  ? "    not faithful: transfers are missing from the graph; findings keep their own costs\n"
+           : r.acausal ? fmt::format("    not faithful: {} receive(s) end before their sender starts (the spans do not\n"
+                                     "    bound the transfers); findings keep their own costs\n",
+                                     r.acausal)
+                       : fmt::format("    not faithful: above {:.0f} %; findings keep their own costs\n", 100 * kReplayFidelity);
+  }
   out += "  if every operation ran no slower than its peers' median:\n";
   out += Line("all operations (S)", r.all, per);
   out += Line("compute only", r.compute, per);
