@@ -17,4 +17,8 @@ bool IsCommunicationWork(FunctionKind kind, std::string_view name) {
   }
 }
 
+bool IsPointToPointOp(std::string_view op) {
+  return op.find("send") != std::string_view::npos || op.find("recv") != std::string_view::npos;
+}
+
 }  // namespace rankscope

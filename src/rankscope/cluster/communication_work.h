@@ -13,4 +13,7 @@ namespace rankscope {
 
 bool IsCommunicationWork(FunctionKind kind, std::string_view name);
 
+// A point-to-point transfer (a canonical collective op: send, recv, send_recv, ...).
+bool IsPointToPointOp(std::string_view op);
+
 }  // namespace rankscope

@@ -12,10 +12,6 @@ namespace {
 
 double Median(std::vector<double> v) { return ComputeRobustStats(std::move(v)).median; }
 
-bool IsPointToPointOp(std::string_view op) {
-  return op.find("send") != std::string_view::npos || op.find("recv") != std::string_view::npos;
-}
-
 // Micro-batches per step: a first-stage rank sends one activation and receives one gradient per
 // micro-batch, so its point-to-point transfers per step / 2.
 double EstimateMicrobatches(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& first_stage) {

@@ -5,12 +5,36 @@
 #include "rankscope/cluster/robust_rule.h"
 
 namespace rankscope {
+namespace {
+
+// The group's smallest value against its peers, step by step, and the verdict over the steps.
+class ExcessTally {
+ public:
+  void Add(double smallest, const PeerBand& peers) {
+    excess_.push_back(smallest - peers.median);
+    if (smallest - peers.median > peers.iqr) ++exceeding_;
+  }
+  StepSignificance Verdict(size_t steps) const {
+    StepSignificance out;
+    out.exceeding = exceeding_;
+    out.steps = steps;
+    out.median_excess_ns = ComputeRobustStats(excess_).median;
+    out.significant = steps > 0 && static_cast<double>(exceeding_) > kSignificantStepShare * static_cast<double>(steps);
+    return out;
+  }
+
+ private:
+  std::vector<double> excess_;
+  size_t exceeding_ = 0;
+};
+
+}  // namespace
 
 StepSignificance TestStepExcess(const std::vector<std::vector<double>>& values, const std::vector<bool>& group) {
   StepSignificance out;
   if (values.empty() || std::count(group.begin(), group.end(), false) == 0) return out;
   const size_t steps = values.front().size();
-  std::vector<double> excess;
+  ExcessTally tally;
   for (size_t s = 0; s < steps; ++s) {
     const std::vector<double> column = StepColumn(values, s);
     const PeerBand peers = PeersOf(column, group);
@@ -19,13 +43,9 @@ StepSignificance TestStepExcess(const std::vector<std::vector<double>>& values, 
       if (group[r] && (smallest < 0 || column[r] < smallest)) smallest = column[r];
     }
     if (smallest < 0) return out;
-    excess.push_back(smallest - peers.median);
-    if (smallest - peers.median > peers.iqr) ++out.exceeding;
+    tally.Add(smallest, peers);
   }
-  out.steps = steps;
-  out.median_excess_ns = ComputeRobustStats(excess).median;
-  out.significant = steps > 0 && static_cast<double>(out.exceeding) > kSignificantStepShare * static_cast<double>(steps);
-  return out;
+  return tally.Verdict(steps);
 }
 
 namespace {
@@ -83,7 +103,7 @@ StepSignificance StepExcessTester::Test(const std::vector<uint32_t>& members) co
   StepSignificance out;
   if (values_.empty() || members.size() >= values_.size()) return out;
   const size_t steps = values_.front().size();
-  std::vector<double> excess;
+  ExcessTally tally;
   for (size_t s = 0; s < steps; ++s) {
     const PeerBand peers = Peers(s, members);
     double smallest = -1;
@@ -92,13 +112,9 @@ StepSignificance StepExcessTester::Test(const std::vector<uint32_t>& members) co
       if (smallest < 0 || v < smallest) smallest = v;
     }
     if (smallest < 0) return out;
-    excess.push_back(smallest - peers.median);
-    if (smallest - peers.median > peers.iqr) ++out.exceeding;
+    tally.Add(smallest, peers);
   }
-  out.steps = steps;
-  out.median_excess_ns = ComputeRobustStats(excess).median;
-  out.significant = steps > 0 && static_cast<double>(out.exceeding) > kSignificantStepShare * static_cast<double>(steps);
-  return out;
+  return tally.Verdict(steps);
 }
 
 std::vector<std::vector<double>> PhaseTable(const StepSeries& series, StepPhase phase, bool gpu) {

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "rankscope/cluster/communication_work.h"
 #include "rankscope/cluster/robust_rule.h"
 
 namespace rankscope {
@@ -65,8 +66,6 @@ struct Participation {
 // recorded arrival still waited for it, the more likely the longer it was inside.
 double WaitTolerance(double span_ns) { return 0.05 * std::max(0.0, span_ns); }
 
-bool IsPointToPoint(std::string_view op) { return op == "send" || op == "recv" || op == "send_recv" || op == "sendrecv"; }
-
 // A collective of a process group the traces do not name (gloo's spans carry no group) is
 // matched across every rank that runs it in that order; the layout's groups tell which ranks
 // really took part together: a transfer stays within its pipeline group, anything else within
@@ -87,7 +86,7 @@ class SplitByLayout {
   }
   int32_t PartOf(uint32_t rank, std::string_view op, bool group_named) const {
     if (group_named) return -1;
-    return IsPointToPoint(op) ? pipeline_[rank] : data_[rank];
+    return IsPointToPointOp(op) ? pipeline_[rank] : data_[rank];
   }
 
  private:
@@ -104,12 +103,10 @@ StepGraph::StepGraph(const std::vector<RankSummary>& ranks, const CollectiveMatc
   Build(ranks, matching, clock, layout);
   if (!built()) return;
   ComputePeerMedians();
-  const Replayed base = Replay(MeasuredSegments(), MeasuredTransfers());
-  if (!base.complete) {
+  base_ = Replay(MeasuredSegments(), NoTransferCaps());
+  if (!base_.complete) {
     not_built_ = "the ranks take part in their collectives in orders that contradict each other (a cycle)";
-    return;
   }
-  base_step_ns_ = base.mean_step_ns;
 }
 
 void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMatching& matching,
@@ -390,7 +387,8 @@ StepGraph::Segments StepGraph::MeasuredSegments() const {
   return out;
 }
 
-std::vector<double> StepGraph::MeasuredTransfers() const {
+// No what-if transfer: every waiting member keeps its own time after completion.
+std::vector<double> StepGraph::NoTransferCaps() const {
   std::vector<double> out;
   out.assign(barriers_.size(), std::numeric_limits<double>::infinity());
   return out;
@@ -472,9 +470,9 @@ StepGraph::Replayed StepGraph::Replay(const Segments& segments, const std::vecto
 ReplayWhatIf StepGraph::WhatIf(std::string what, const Segments& segments, const std::vector<double>& transfers) const {
   ReplayWhatIf w;
   w.what = std::move(what);
-  w.step_ns = base_step_ns_;
+  w.step_ns = base_.mean_step_ns;
   const Replayed r = Replay(segments, transfers);
-  w.estimated_step_ns = r.complete ? std::min(r.mean_step_ns, base_step_ns_) : base_step_ns_;
+  w.estimated_step_ns = r.complete ? std::min(r.mean_step_ns, base_.mean_step_ns) : base_.mean_step_ns;
   w.saving_ns = w.step_ns - w.estimated_step_ns;
   return w;
 }
@@ -489,7 +487,7 @@ ReplayWhatIf StepGraph::RanksLikePeers(const std::vector<uint32_t>& fixed) const
       if (!std::isnan(ch.peer_ns[i])) segments[r][i] = std::min(segments[r][i], ch.peer_ns[i]);
     }
   }
-  ReplayWhatIf w = WhatIf("rank", segments, MeasuredTransfers());
+  ReplayWhatIf w = WhatIf("rank", segments, NoTransferCaps());
   if (fixed.size() == 1 && fixed.front() < rank_numbers_.size()) w.rank = rank_numbers_[fixed.front()];
   return w;
 }
@@ -509,8 +507,8 @@ ReplayWhatIf StepGraph::StageBalanced(int64_t stage) const {
   ReplayWhatIf w;
   w.what = "stage_balance";
   w.stage = stage;
-  w.step_ns = base_step_ns_;
-  w.estimated_step_ns = base_step_ns_;
+  w.step_ns = base_.mean_step_ns;
+  w.estimated_step_ns = base_.mean_step_ns;
   if (!built()) return w;
   const std::vector<double> compute = StageCompute();
   std::map<int64_t, std::vector<double>> by_stage;
@@ -531,7 +529,7 @@ ReplayWhatIf StepGraph::StageBalanced(int64_t stage) const {
       if (segments[r][i] > 0) segments[r][i] *= ratio;
     }
   }
-  ReplayWhatIf out = WhatIf("stage_balance", segments, MeasuredTransfers());
+  ReplayWhatIf out = WhatIf("stage_balance", segments, NoTransferCaps());
   out.stage = stage;
   return out;
 }
@@ -554,8 +552,8 @@ StepReplay StepGraph::Summarize() const {
   }
   // Fidelity: the measured durations replayed against the measured steps.
   const Segments measured = MeasuredSegments();
-  const std::vector<double> transfers = MeasuredTransfers();
-  const Replayed base = Replay(measured, transfers);
+  const std::vector<double> transfers = NoTransferCaps();
+  const Replayed& base = base_;
   std::vector<double> measured_steps, errors;
   for (size_t s = 0; s < steps_; ++s) {
     double sum = 0;

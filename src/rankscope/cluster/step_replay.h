@@ -145,7 +145,7 @@ class StepGraph {
 
   Replayed Replay(const Segments& segments, const std::vector<double>& transfers) const;
   Segments MeasuredSegments() const;
-  std::vector<double> MeasuredTransfers() const;
+  std::vector<double> NoTransferCaps() const;
   ReplayWhatIf WhatIf(std::string what, const Segments& segments, const std::vector<double>& transfers) const;
   void Build(const std::vector<RankSummary>& ranks, const CollectiveMatching& matching, const ClockEstimate& clock,
              const JobLayout& layout);
@@ -162,7 +162,7 @@ class StepGraph {
   std::vector<Chain> chains_;
   std::vector<Barrier> barriers_;
   std::vector<std::string> ops_;  // the members' ops, interned
-  double base_step_ns_ = 0;      // the replay of the measured durations
+  Replayed base_;                // the replay of the measured durations (fidelity, every what-if's baseline)
 };
 
 // Re-costs, from the replay, the findings about ranks and stages it can replay: slow_worker and
