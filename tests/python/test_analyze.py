@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 import independent_counts
+import recording
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SHARED_TRACES = sorted(p.relative_to(REPO.parent / "shared" / "traces").as_posix()
@@ -149,10 +150,10 @@ def slow_data_run(tmp_path_factory):
     steps, the profiled steps #3..#6 are whole training steps."""
     out = tmp_path_factory.mktemp("ddp4") / "traces"
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=4",
-                    str(REPO / "workloads/ddp_train.py"), "--steps", "7", "--profile-dir", str(out),
-                    "--with-stack", "--profile-memory", "--fault", "slow-data:1:200"],
-                   check=True, capture_output=True, env=env, timeout=600)
+    recording.record([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=4",
+                      str(REPO / "workloads/ddp_train.py"), "--steps", "7", "--profile-dir", str(out),
+                      "--with-stack", "--profile-memory", "--fault", "slow-data:1:200"],
+                     env=env, timeout=600, clean=[out])
     return out
 
 

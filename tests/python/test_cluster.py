@@ -23,6 +23,8 @@ import sys
 import jsonschema
 import pytest
 
+import recording
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "docs" / "report-schema.json").read_text())
 MS = 1_000_000
@@ -69,7 +71,7 @@ def live_run(tmp_path_factory):
            str(REPO / "workloads/ground_truth.py"), "--out", str(out)]
     for name in ("clean", "forward"):
         cmd += ["--scenario", f"{name}:{SCENARIOS[name]}"]
-    subprocess.run(cmd, check=True, capture_output=True, env=env, timeout=600)
+    recording.record(cmd, env=env, timeout=600, clean=[out / name for name in ("clean", "forward")])
     (out / "hosts.txt").write_text(HOSTS)
     return out
 

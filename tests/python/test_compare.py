@@ -34,6 +34,8 @@ import zipfile
 import jsonschema
 import pytest
 
+import recording
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "docs" / "compare-schema.json").read_text())
 ONE_RANK_PAIRS = ["same", "wider", "extra_op", "batch", "slow_data", "bf16"]
@@ -48,11 +50,11 @@ def record(out, pairs):
         cmd = [sys.executable, str(REPO / "workloads/compare_runs.py"), "--out", str(out)]
         for pair in one:
             cmd += ["--pair", pair]
-        subprocess.run(cmd, check=True, capture_output=True, env=env, timeout=900)
+        recording.record(cmd, env=env, timeout=900, clean=[out / pair for pair in one])
     if "ranks" in pairs:
-        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                        str(REPO / "workloads/compare_runs.py"), "--out", str(out), "--pair", "ranks"],
-                       check=True, capture_output=True, env=env, timeout=900)
+        recording.record([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                          str(REPO / "workloads/compare_runs.py"), "--out", str(out), "--pair", "ranks"],
+                         env=env, timeout=900, clean=[out / "ranks"])
 
 
 def too_noisy(out, pair):

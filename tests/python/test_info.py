@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import recording
 from independent_counts import counts
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -63,10 +64,10 @@ def pytorch_traces(tmp_path_factory):
     """A real 2-rank DDP run (CPU, gloo) recorded with torch.profiler."""
     out = tmp_path_factory.mktemp("ddp") / "traces"
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-                    str(REPO / "workloads/ddp_train.py"), "--steps", "6", "--profile-dir", str(out),
-                    "--with-stack", "--profile-memory"],
-                   check=True, capture_output=True, env=env, timeout=300)
+    recording.record([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                      str(REPO / "workloads/ddp_train.py"), "--steps", "6", "--profile-dir", str(out),
+                      "--with-stack", "--profile-memory"],
+                     env=env, timeout=300, clean=[out])
     return out
 
 

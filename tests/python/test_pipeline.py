@@ -19,6 +19,8 @@ import sys
 import jsonschema
 import pytest
 
+import recording
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "pipeline"
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
@@ -121,7 +123,7 @@ def test_live_pipeline_layout(run_rankscope, tmp_path):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=4", "--master_port=29731",
            str(ROOT / "workloads" / "pipeline_train.py"), "--pp", "2", "--steps", "4", "--profile-active", "2",
            "--profile-dir", str(out)]
-    subprocess.run(cmd, check=True, capture_output=True, timeout=110, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    recording.record(cmd, env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=110, clean=[out])
     rep = tmp_path / "live.json"
     run_rankscope("analyze", out, "--json", rep)
     layout = json.loads(rep.read_text())["cluster"]["layout"]
