@@ -35,8 +35,10 @@ time has passed; on a GPU the rank launches GEMMs whose measured duration adds u
 Output: DIR/NAME/rank<R>.pt.trace.json.gz for every rank, and DIR/truth.json (written by rank 0):
 the scenarios as injected (AMOUNT resolved to ms), the fault-free step time, and each scenario's
 median step time as measured by the job (wall clock of the profiled steps, the slowest rank's
-view, which is every rank's in synchronous training; with --measure-steps also of that many
-unprofiled steps after them, `plain_step_ms`). One job for all scenarios: the process
+view, which is every rank's in synchronous training; with --measure-steps N also the median of
+N unprofiled steps with the fault, `plain_step_ms`, and of N without it, `plain_fault_free_ms`,
+taken in interleaved blocks after the profiled steps: their difference is what fixing the fault
+saves, measured). One job for all scenarios: the process
 start-up (torch import, rendezvous) is paid once, which matters on small CI machines.
 """
 
@@ -56,6 +58,11 @@ from torch.utils.data import DataLoader
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ddp_train import SmallNet, SyntheticImages  # noqa: E402  (the demo's model and data)
 from transformer import SyntheticTokens, TinyTransformer  # noqa: E402
+
+# The collector's record of the recorded steps' CPU run and run-queue wait (written into each
+# trace, as rankscope's own captures carry it): the repository's package, importable without torch.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from rankscope import _cpu_sched  # noqa: E402
 
 KINDS = ("none", "slow-data", "slow-forward", "slow-backward", "slow-optimizer", "slow-kernel-shapes",
          "slow-collective", "host-sleep", "cpu-hog")
@@ -325,6 +332,7 @@ class Job:
         return float(t.item())
 
     def apply(self, scenario, base_ms):
+        self.base_ms = base_ms  # the base of AMOUNT N%, and of the CPU hog's duty
         mine = self.rank in scenario["ranks"]
         ms = scenario["ms"] if scenario["ms"] is not None else scenario["share"] * base_ms
         scenario["ms"] = round(ms, 3)
@@ -350,13 +358,34 @@ class Job:
                 self.step()
                 if i > 0:
                     times.append(time.perf_counter() - t0)
+                if i == args.steps:  # the recorded steps' CPU run and wait, as the collector records them
+                    sched = _cpu_sched.window_json(sched_before, _cpu_sched.snapshot())
+                    if sched:
+                        prof.add_metadata_json(_cpu_sched.METADATA_KEY, sched)
                 prof.step()
+                if i == 0:
+                    sched_before = _cpu_sched.snapshot()
         scenario["step_ms"] = round(self.agreed_median_ms(times), 3)
         if args.measure_steps:
-            # The step time without the profiler, over more steps: what fixing the fault would
-            # save is measured on these (bench/accuracy).
-            scenario["plain_step_ms"] = round(self.agreed_median_ms(self.timed_steps(args.measure_steps)), 3)
+            # What fixing the fault saves, measured without the profiler (bench/accuracy): the
+            # step time with the fault and without it, in interleaved blocks, so that a drift of
+            # the machine's load moves both alike.
+            with_fault, without = self.paired_steps(scenario, args.measure_steps)
+            scenario["plain_step_ms"] = round(self.agreed_median_ms(with_fault), 3)
+            scenario["plain_fault_free_ms"] = round(self.agreed_median_ms(without), 3)
         dist.barrier()
+
+    def paired_steps(self, scenario, n, block=4):
+        """n steps with the scenario's fault and n without, in alternating blocks of `block`;
+        the first step of each block (the fault switching on or off) is not counted."""
+        with_fault, without = [], []
+        fault_free = dict(scenario, ranks=[], ms=0.0)
+        while len(with_fault) < n:
+            for target, sc in ((with_fault, scenario), (without, fault_free)):
+                self.apply(sc, self.base_ms)
+                target += self.timed_steps(block)[1:]
+        self.apply(scenario, self.base_ms)
+        return with_fault[:n], without[:n]
 
 
 def count_buckets(job):

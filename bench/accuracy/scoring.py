@@ -5,7 +5,9 @@ What counts (docs/cluster.md, "Accuracy"):
   * function: the top finding names the injected function at the level it was injected — the
     first function it lists, or its subject — matching one of the kind's patterns below (a
     phase counts where the fault has no function of its own, e.g. a DataLoader sleep);
-  * clean runs: any finding is a false finding;
+  * clean runs: any finding is a false finding, except a cpu_contention finding, which says that
+    the host starved a rank of CPU (measured by the kernel, not inferred from the trace): those are
+    counted apart, as notes about the machine;
   * what-if: the top finding's cost (estimated saving per step) against the measured saving,
     the faulty run's step time minus the fault-free run's (both as the reports measure them).
 """
@@ -27,6 +29,8 @@ PATTERNS = {
     "slow-data": ["__getitem__", "sleep", "dataloader", "data_loading"],
     "cpu-hog": ["cpu_hog", "cpuhog"],
 }
+# Findings about the machine rather than the job (the kernel measured it): not false on a clean run.
+ENVIRONMENT = {"cpu_contention"}
 # Faults whose level is a phase when no function names them.
 PHASE_OK = {"slow-data": {"data_loading"}}
 # A slow kernel spread over launch shapes must be named at the kernel-name level: a row keyed by
@@ -102,7 +106,8 @@ def score(report, truth, hosts=None, clean_step_ns=None, step_ns_measured=None):
     clean = truth["kind"] == "none" or not truth["ranks"]
     out = {"expected_ranks": sorted(truth["ranks"]), "findings": len(findings), "top": top, "step_ns": step_ns}
     if clean:
-        out["false_findings"] = len(findings)
+        out["false_findings"] = sum(1 for f in findings if f.get("kind") not in ENVIRONMENT)
+        out["contention_notes"] = len(findings) - out["false_findings"]
         return out
     expected = set(truth["ranks"])
     node = len(expected) > 1 and hosts is not None

@@ -17,6 +17,8 @@ import shutil
 import threading
 import time
 
+from . import _cpu_sched
+
 __all__ = ["CaptureSession"]
 
 
@@ -38,6 +40,7 @@ class CaptureSession:
         self.first_step = -1
         self.last_step = -1
         self._prof = None
+        self._sched_before = None
         self._record_t0 = 0.0
         self.writer = None
 
@@ -53,10 +56,22 @@ class CaptureSession:
             if self._should_stop(n):
                 self.last_step = n - 1
                 self.state = "writing"
+                self._add_cpu_sched()
                 self._prof.stop()  # (RECORD, None) -> stop_trace + on_trace_ready
                 return True
+            if n == self.first_step:
+                self._sched_before = _cpu_sched.snapshot()  # step `first` is about to be recorded
             self._prof.step()
         return False
+
+    def _add_cpu_sched(self):
+        """The recorded steps' CPU run and run-queue wait of this process, into the trace."""
+        try:
+            text = _cpu_sched.window_json(self._sched_before, _cpu_sched.snapshot())
+            if text:
+                self._prof.add_metadata_json(_cpu_sched.METADATA_KEY, text)
+        except Exception:
+            pass  # an older torch without add_metadata_json: the trace goes without it
 
     def _should_start(self, n):
         if self.steps > 0:

@@ -7,6 +7,7 @@ error in a workload, a timeout, a rendezvous that fails) is raised at once, with
 output in the message rather than a truncated byte string.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -26,7 +27,9 @@ def died_of_signal(proc):
 
 def record(cmd, env, timeout, clean=()):
     """Runs `cmd` (a workload or torchrun) to completion. `clean` lists the output folders a
-    crashed attempt may have left half written; they are removed before the next attempt."""
+    crashed attempt may have left half written; they are removed before the next attempt.
+    faulthandler prints a crashed process's Python stack into its output."""
+    env = dict(os.environ if env is None else env, PYTHONFAULTHANDLER="1")
     for attempt in range(1, _ATTEMPTS + 1):
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
         if proc.returncode == 0:

@@ -68,6 +68,10 @@ def test_tracker_trace_every_rank(daemon, run_rankscope, tmp_path, job_cleanup):
     assert [r["rank"] for r in report["ranks"]] == list(range(NPROC))
     assert all(len(r["steps"]) == 3 for r in report["ranks"])
     assert report["cluster"]["collectives"]["matched"] > 0, report["cluster"]["collectives"]
+    # The collector recorded the steps' CPU run and run-queue wait into every trace (cpu_contention.h).
+    for r in report["ranks"]:
+        sched = r["cpu_sched"]
+        assert sched and sched["run_ns"] > 0 and sched["wait_ns"] >= 0 and sched["threads"] >= 1, r["cpu_sched"]
     # The job keeps training after the trace.
     before = max(p["step"] for p in processes(run_rankscope, daemon.port))
     wait_for(lambda: max(p["step"] for p in processes(run_rankscope, daemon.port)) > before + 5, 30, "more steps")

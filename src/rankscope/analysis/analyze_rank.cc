@@ -31,6 +31,7 @@ void FillIdentity(const TraceModel& m, RankSummary* r) {
     r->pg_config.push_back({pg.name, pg.desc, ranks + "]", pg.size});
   }
   r->host_name = m.info.host_name;
+  r->cpu_sched = m.info.cpu_sched;
   for (const DeviceProperties& d : m.info.devices) r->device_names.push_back(d.name);
   r->time_origin_ns = m.info.time_origin_ns;
   r->skipped_events = m.stats.skipped.total();

@@ -195,6 +195,7 @@ struct RankSummary {
   std::string host_name;
   std::vector<std::string> device_names;
   int64_t time_origin_ns = 0;  // absolute = origin + trace clock
+  CpuSchedWindow cpu_sched;    // the recorded window's CPU run and run-queue wait, when the trace has it
 
   // W.
   WindowMode window_mode = WindowMode::kSteps;

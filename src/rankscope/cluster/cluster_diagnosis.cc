@@ -1,6 +1,7 @@
 #include "rankscope/cluster/cluster_diagnosis.h"
 
 #include "rankscope/cluster/cost_model.h"
+#include "rankscope/cluster/cpu_contention.h"
 #include "rankscope/cluster/host_outliers.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/step_series.h"
@@ -58,7 +59,10 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   d.replay = graph.Summarize();
   if (d.replay.faithful()) CostByReplay(graph, d.rank_numbers, d.min_excess_ns, &d.parallel.findings);
   MergeParallelFindings(d.layout, d.parallel, &d.findings);
-  // MergeParallelFindings ranks the findings.
+  // MergeParallelFindings ranks the findings. A step-to-step imbalance that the ranks' wait for a
+  // CPU can explain is the host's, not the input's (cpu_contention.h), when the traces say.
+  d.cpu_wait = MeasureCpuWait(ranks, d.metrics);
+  if (AttributeImbalanceToContention(d.cpu_wait, d.rank_numbers, &d.findings)) RankFindings(&d.findings);
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include "rankscope/cluster/clock_offsets.h"
 #include "rankscope/cluster/cluster_options.h"
 #include "rankscope/cluster/collective_matching.h"
+#include "rankscope/cluster/cpu_contention.h"
 #include "rankscope/cluster/findings.h"
 #include "rankscope/cluster/function_outliers.h"
 #include "rankscope/cluster/gpu_utilization.h"
@@ -41,6 +42,7 @@ struct ClusterDiagnosis {
   std::vector<PhaseOutlier> phases;
   std::vector<FunctionOutlier> functions;
   UtilizationSummary utilization;
+  std::vector<RankCpuWait> cpu_wait;  // per rank index, where the traces record it (cpu_contention.h)
   WhatIf total;                 // every slow rank and node like the median rank
   JobLayout layout;             // process groups, stages (cluster/layout.h)
   ParallelAnalysis parallel;    // stage and peer comparison (cluster/parallel_findings.h)

@@ -48,6 +48,7 @@ std::string_view EvidenceKindName(EvidenceKind k) {
     case EvidenceKind::kText: return "text";
     case EvidenceKind::kStage: return "stage";
     case EvidenceKind::kStepImbalance: return "step_imbalance";
+    case EvidenceKind::kCpuWait: return "cpu_wait";
   }
   return "text";
 }

@@ -75,6 +75,8 @@ enum class EvidenceKind : uint8_t {
   // Parallelism-aware findings (cluster/parallel_findings.h).
   kStage,          // subject: a pipeline stage; ranks: its ranks; detail "slow"/"peer"
   kStepImbalance,  // subject: a stage; ranks: the slowest rank of each step, in step order
+  // CPU contention (cluster/cpu_contention.h).
+  kCpuWait,  // rank: CPU run and run-queue wait per unit, the wait expected at its peers' contention
 };
 std::string_view EvidenceKindName(EvidenceKind k);
 

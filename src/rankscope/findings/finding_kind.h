@@ -16,6 +16,7 @@ enum class FindingKind : uint16_t {
   kSlowRank,
   kSlowFunction,
   kExtraWork,
+  kCpuContention,
   // Parallelism-aware cluster diagnosis (cluster/parallel_findings.h).
   kSlowStage,
   kSlowWorker,

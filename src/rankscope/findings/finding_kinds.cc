@@ -29,6 +29,12 @@ constexpr FindingKindInfo kTable[] = {
      "adds and no saving, below every costed finding — unless the per-step what-if (`cluster/cost_model.h`: the "
      "rank's excess removed in every step, each step's time recomputed as its slowest rank's) shows a saving of at "
      "least the minimum cost, which is then its cost."},
+    {FindingKind::kCpuContention, "cpu_contention", kInfo, "cluster",
+     "A step-to-step imbalance among data-parallel ranks (it would have been a per_step_imbalance finding) that the "
+     "host's scheduler can make: the ranks wait for a CPU in the run queue, per step, at least half as long as the "
+     "slowest rank of a step exceeds the median. The host's CPUs are oversubscribed (other processes, too many "
+     "threads); the imbalance is not attributed to the input. Needs the collector's record of CPU run and wait in "
+     "the traces (`rankscope_cpu_sched`); no saving is claimed."},
     {FindingKind::kSlowStage, "slow_stage", kWarning, "cluster",
      "A pipeline stage spends more time per step on its own work (median over its ranks) than the other stages: a "
      "partition imbalance; the other stages wait for it once per micro-batch (the bubble it causes)."},

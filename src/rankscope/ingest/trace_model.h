@@ -172,6 +172,16 @@ struct DistributedInfo {
 };
 
 // The top-level keys of the trace object (everything but traceEvents).
+// The recorded window's CPU time of the process's threads: how long they ran and how long they
+// were runnable but waited for a CPU (Linux schedstat), as rankscope's collector writes it
+// (`rankscope_cpu_sched`, python/rankscope/_cpu_sched.py). -1: not recorded.
+struct CpuSchedWindow {
+  int64_t run_ns = -1;
+  int64_t wait_ns = -1;
+  int64_t threads = -1;
+  bool known() const { return run_ns >= 0 && wait_ns >= 0; }
+};
+
 struct TraceInfo {
   std::optional<int64_t> schema_version;
   std::optional<int64_t> base_time_ns;    // baseTimeNanoseconds
@@ -183,6 +193,7 @@ struct TraceInfo {
   std::string display_time_unit;
   std::string host_name;
   std::string trace_id;
+  CpuSchedWindow cpu_sched;
   // Other scalar top-level keys, as text (e.g. "cupti_version": "18").
   std::map<std::string, std::string> extra;
 };

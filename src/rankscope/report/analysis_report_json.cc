@@ -194,6 +194,9 @@ nlohmann::json RankSummaryToJson(const RankSummary& r, double flag) {
       {"backend", r.backend},
       {"host_name", r.host_name},
       {"devices", devices},
+      {"cpu_sched", r.cpu_sched.known() ? json{{"run_ns", r.cpu_sched.run_ns}, {"wait_ns", r.cpu_sched.wait_ns},
+                                              {"threads", r.cpu_sched.threads}}
+                                        : json(nullptr)},
       {"window", {{"mode", WindowModeName(r.window_mode)}, {"start_ns", r.window_start_ns}, {"end_ns", r.window_end_ns},
                   {"duration_ns", w}, {"steps", r.steps.size()}, {"steps_in_trace", r.steps_in_trace},
                   {"step_source", r.step_source}}},

@@ -83,6 +83,21 @@ std::string ExtraWorkTitle(const Finding& f) {
                                 : "no peer measurably waits for it");
 }
 
+std::string CpuContentionTitle(const Finding& f) {
+  const Evidence* imbalance = f.FindEvidence(EvidenceKind::kStepImbalance);
+  const double excess = imbalance ? imbalance->Get("mean_excess_ns") : 0;
+  std::vector<double> waits;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind == EvidenceKind::kCpuWait) waits.push_back(e.Get("wait_ns"));
+  }
+  std::sort(waits.begin(), waits.end());
+  const double median = waits.empty() ? 0 : (waits[(waits.size() - 1) / 2] + waits[waits.size() / 2]) / 2;
+  return fmt::format("{}: the slowest rank of a step exceeds the median by {} on average, but the ranks wait {}{} "
+                     "for a CPU (median): the host's CPUs are oversubscribed, and the imbalance can be the "
+                     "scheduler's rather than the input's",
+                     Ranks(f.ranks), D(excess), D(median), Per(f));
+}
+
 std::string TelemetryTitle(const Finding& f) {
   const Evidence* e = f.FindEvidence(EvidenceKind::kTelemetry);
   if (!e) return std::string(FindingKindId(f.kind));
@@ -139,6 +154,7 @@ std::string Title(const Finding& f) {
     case FindingKind::kSlowRank: return SlowGroupTitle(f);
     case FindingKind::kSlowFunction: return SlowFunctionTitle(f);
     case FindingKind::kExtraWork: return ExtraWorkTitle(f);
+    case FindingKind::kCpuContention: return CpuContentionTitle(f);
     default: return TelemetryTitle(f);
   }
 }
@@ -372,6 +388,9 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kText: return e.text;
     case EvidenceKind::kStage:
     case EvidenceKind::kStepImbalance: return ParallelEvidenceSentence(e, f);
+    case EvidenceKind::kCpuWait:
+      return fmt::format("rank {}: waited {}{} for a CPU (run queue) while it ran {}", e.rank, D(e.Get("wait_ns")),
+                         Per(f), D(e.Get("run_ns")));
     default:  // hang evidence: the hang report draws it as stacks and collectives
       return e.subject.empty() ? std::string(EvidenceKindName(e.kind))
                                : fmt::format("{}: {}", EvidenceKindName(e.kind), e.subject);

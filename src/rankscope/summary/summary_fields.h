@@ -90,8 +90,14 @@ void Fields(A& a, MemorySummary& m) {
 }
 
 template <class A>
+void Fields(A& a, CpuSchedWindow& c) {
+  a(c.run_ns), a(c.wait_ns), a(c.threads);
+}
+
+template <class A>
 void Fields(A& a, RankSummary& r) {
-  a(r.distributed_rank), a(r.world_size), a(r.backend), a(r.host_name), a(r.device_names), a(r.time_origin_ns);
+  a(r.distributed_rank), a(r.world_size), a(r.backend), a(r.host_name), a(r.device_names), a(r.time_origin_ns),
+      a(r.cpu_sched);
   a(r.window_mode), a(r.window_start_ns), a(r.window_end_ns), a(r.steps), a(r.steps_in_trace), a(r.step_source),
       a(r.step_marker);
   a(r.has_gpu), a(r.gpu), a(r.kernels), a(r.kernel_names), a(r.kernels_by_op), a(r.memory_ops), a(r.runtime_calls),

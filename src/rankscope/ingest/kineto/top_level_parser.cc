@@ -100,6 +100,16 @@ void ReadDistributedInfo(element value, TraceInfo* info, IngestStats* stats, uin
   }
 }
 
+void ReadCpuSched(element value, TraceInfo* info, IngestStats* stats, uint64_t offset) {
+  const int64_t run = value.is_object() ? IntField(value, "run_ns") : -1;
+  const int64_t wait = value.is_object() ? IntField(value, "wait_ns") : -1;
+  if (run < 0 || wait < 0) {
+    stats->ignored_fields.Add("rankscope_cpu_sched has no non-negative integer run_ns and wait_ns", offset);
+    return;
+  }
+  info->cpu_sched = {run, wait, IntField(value, "threads")};
+}
+
 }  // namespace
 
 void ApplyTopLevelValue(std::string_view key, std::string_view value, uint64_t offset, TraceModel* model) {
@@ -134,6 +144,8 @@ void ApplyTopLevelValue(std::string_view key, std::string_view value, uint64_t o
     info.host_name = AsString(e);
   } else if (key == "trace_id") {
     info.trace_id = AsString(e);
+  } else if (key == "rankscope_cpu_sched") {
+    ReadCpuSched(e, &info, &stats, offset);
   } else if (!e.is_array() && !e.is_object()) {
     info.extra[std::string(key)] = AsString(e);
   }

@@ -1,0 +1,86 @@
+#include "rankscope/cluster/cpu_contention.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "rankscope/cluster/robust_rule.h"
+
+namespace rankscope {
+namespace {
+
+Evidence CpuWaitEvidence(int64_t rank, const RankCpuWait& w) {
+  Evidence e;
+  e.kind = EvidenceKind::kCpuWait;
+  e.rank = rank;
+  e.Set("run_ns", w.run_ns);
+  e.Set("wait_ns", w.wait_ns);
+  return e;
+}
+
+// The finding, told as the host's contention: same ranks, subject and evidence, no saving.
+Finding AsContention(const Finding& f, const std::vector<const RankCpuWait*>& waits) {
+  Finding c;
+  c.kind = FindingKind::kCpuContention;
+  c.severity = Severity::kInfo;
+  c.ranks = f.ranks;
+  c.hosts = f.hosts;
+  c.subject = f.subject;
+  c.subject_kind = f.subject_kind;
+  c.cost = f.cost;
+  c.cost.method = CostMethod::kNone;
+  c.cost.saving_ns = 0;
+  c.cost.estimated_step_ns = c.cost.step_ns;
+  // A note about the host: it ranks below the findings about the job's own ranks and functions.
+  c.cost.added_ns = 0;
+  c.weight = 0;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind != EvidenceKind::kWhatIf) c.evidence.push_back(e);
+  }
+  for (size_t i = 0; i < waits.size(); ++i) c.evidence.push_back(CpuWaitEvidence(f.ranks[i], *waits[i]));
+  c.next = {NextStepKind::kCheckHost, "", ""};
+  return c;
+}
+
+}  // namespace
+
+std::vector<RankCpuWait> MeasureCpuWait(const std::vector<RankSummary>& ranks, const std::vector<RankMetrics>& metrics) {
+  std::vector<RankCpuWait> out(ranks.size());
+  for (size_t i = 0; i < ranks.size() && i < metrics.size(); ++i) {
+    const CpuSchedWindow& s = ranks[i].cpu_sched;
+    if (!s.known()) continue;
+    // The record covers the recorded steps; per step like every other number when there are steps.
+    const double units =
+        metrics[i].steps > 0 ? static_cast<double>(std::max<uint64_t>(ranks[i].steps_in_trace, 1)) : 1.0;
+    out[i] = {true, static_cast<double>(s.run_ns) / units, static_cast<double>(s.wait_ns) / units};
+  }
+  return out;
+}
+
+bool AttributeImbalanceToContention(const std::vector<RankCpuWait>& waits, const std::vector<int64_t>& rank_numbers,
+                                    std::vector<Finding>* findings) {
+  std::unordered_map<int64_t, const RankCpuWait*> by_rank;
+  for (size_t i = 0; i < waits.size() && i < rank_numbers.size(); ++i) {
+    if (waits[i].known) by_rank[rank_numbers[i]] = &waits[i];
+  }
+  bool changed = false;
+  for (Finding& f : *findings) {
+    const Evidence* imbalance = f.FindEvidence(EvidenceKind::kStepImbalance);
+    if (f.kind != FindingKind::kPerStepImbalance || !imbalance || f.ranks.empty()) continue;
+    std::vector<const RankCpuWait*> mine;
+    std::vector<double> wait;
+    for (int64_t r : f.ranks) {
+      auto it = by_rank.find(r);
+      if (it == by_rank.end()) break;
+      mine.push_back(it->second);
+      wait.push_back(it->second->wait_ns);
+    }
+    if (mine.size() != f.ranks.size()) continue;
+    const double median_wait = ComputeRobustStats(wait).median;
+    if (median_wait < kExplainedShare * imbalance->Get("mean_excess_ns")) continue;
+    f = AsContention(f, mine);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace rankscope

@@ -1,0 +1,48 @@
+// CPU contention: step-to-step differences between ranks that the host's scheduler can make.
+//
+// A per_step_imbalance finding (parallel_findings.h) says that a different rank is the slowest
+// in most steps while the ranks' medians are close: input or sequence-length imbalance. On an
+// oversubscribed host (more runnable threads than cores: other jobs, DataLoader workers, a busy
+// CI machine) the run queue makes exactly that pattern — whichever rank waited longest for a
+// CPU in a step is that step's slowest. The traces cannot tell the two apart; the kernel's
+// per-thread accounting can, and rankscope's collector writes it into each trace
+// (`rankscope_cpu_sched`: the recorded window's run time and run-queue wait of all the process's
+// threads; python/rankscope/_cpu_sched.py). When the ranks wait for a CPU, per step, at least
+// kExplainedShare of the imbalance's mean excess (median over the stage's ranks), the imbalance
+// is not attributed to the input: the finding becomes cpu_contention (information, no saving),
+// keeping its evidence. Without the record on every rank of the stage nothing changes.
+//
+// Why not the same for one slow rank: measured on the CPU accuracy matrix (bench/accuracy), the
+// rank that is late for a fault of its own (a sleep, extra compute) waits 1.5-3.5x more per ns of
+// CPU than its peers — it runs while they contend — so a rank's excess wait is as much an effect
+// of being late as a cause, and comparing it with its peers' would blame the host for real faults.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "rankscope/analysis/rank_summary.h"
+#include "rankscope/cluster/rank_metrics.h"
+#include "rankscope/findings/finding.h"
+
+namespace rankscope {
+
+// The share of an imbalance's mean excess that the ranks' run-queue wait must reach.
+inline constexpr double kExplainedShare = 0.5;
+
+struct RankCpuWait {
+  bool known = false;
+  double run_ns = 0;   // per unit (step, or window without steps)
+  double wait_ns = 0;  // per unit
+};
+
+// Per rank (in `ranks` order), from the trace's record; `known` where there is one.
+std::vector<RankCpuWait> MeasureCpuWait(const std::vector<RankSummary>& ranks, const std::vector<RankMetrics>& metrics);
+
+// Turns the per_step_imbalance findings that the ranks' wait for a CPU can explain into
+// cpu_contention findings (see above). `rank_numbers[i]` is ranks[i]'s rank number. Returns
+// whether it changed any (the findings then need ranking again).
+bool AttributeImbalanceToContention(const std::vector<RankCpuWait>& waits, const std::vector<int64_t>& rank_numbers,
+                                    std::vector<Finding>* findings);
+
+}  // namespace rankscope
