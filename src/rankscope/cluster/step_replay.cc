@@ -645,11 +645,17 @@ void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbe
       continue;
     }
     if (w.step_ns <= 0) continue;
-    Evidence before;
-    before.kind = EvidenceKind::kWhatIf;
-    before.detail = "previous_estimate";
-    before.Set("step_ns", f.cost.step_ns).Set("saving_ns", f.cost.saving_ns).Set("estimated_step_ns", f.cost.estimated_step_ns);
-    f.evidence.push_back(std::move(before));
+    // The cost it had before, unless a what-if evidence of the finding already shows it.
+    const bool shown = std::any_of(f.evidence.begin(), f.evidence.end(), [&](const Evidence& e) {
+      return e.kind == EvidenceKind::kWhatIf && std::fabs(e.Get("saving_ns") - f.cost.saving_ns) < 1.0;
+    });
+    if (!shown) {
+      Evidence before;
+      before.kind = EvidenceKind::kWhatIf;
+      before.detail = "previous_estimate";
+      before.Set("step_ns", f.cost.step_ns).Set("saving_ns", f.cost.saving_ns).Set("estimated_step_ns", f.cost.estimated_step_ns);
+      f.evidence.push_back(std::move(before));
+    }
     // The replay's step is the mean over ranks; the finding keeps the job's step and takes the saving.
     f.cost.method = CostMethod::kWhatIfReplay;
     f.cost.saving_ns = std::clamp(w.saving_ns, 0.0, f.cost.step_ns > 0 ? f.cost.step_ns : w.step_ns);

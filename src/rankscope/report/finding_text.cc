@@ -194,10 +194,12 @@ std::string CostLine(const Finding& f) {
 
 // ---- evidence
 
+std::string RankCount(double n) { return fmt::format("{:.0f} rank{}", n, n == 1 ? "" : "s"); }
+
 std::string LocalTimeSentence(const Evidence& e, const Finding& f) {
-  return fmt::format("rank {}: local time (step minus communication wait) {}{} vs median {} over {:.0f} ranks (abnormal "
+  return fmt::format("rank {}: local time (step minus communication wait) {}{} vs median {} over {} (abnormal "
                      "above +{}); communication wait {} vs median {}; compute busy {} vs median {}",
-                     e.rank, D(e.Get("local_ns")), Per(f), D(e.Get("median_local_ns")), e.Get("ranks_compared"),
+                     e.rank, D(e.Get("local_ns")), Per(f), D(e.Get("median_local_ns")), RankCount(e.Get("ranks_compared")),
                      D(e.Get("threshold_ns")), D(e.Get("comm_wait_ns")), D(e.Get("median_comm_wait_ns")),
                      D(e.Get("compute_ns")), D(e.Get("median_compute_ns")));
 }
@@ -211,9 +213,9 @@ std::string ArrivalSentence(const Evidence& e, const Finding& f) {
 
 std::string FunctionSentence(const Evidence& e, const Finding& f) {
   if (f.kind == FindingKind::kSlowFunction) {
-    return fmt::format("rank {}: {}{} vs median {} over {:.0f} ranks (+{}, abnormal above +{}); {:.1f} vs {:.1f} "
+    return fmt::format("rank {}: {}{} vs median {} over {} (+{}, abnormal above +{}); {:.1f} vs {:.1f} "
                        "calls{}, median call {} vs {}",
-                       e.rank, D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")), e.Get("ranks_compared"),
+                       e.rank, D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")), RankCount(e.Get("ranks_compared")),
                        D(e.Get("excess_ns")), D(e.Get("threshold_ns")), e.Get("calls"), e.Get("median_calls"), Per(f),
                        D(e.Get("per_call_ns")), D(e.Get("median_per_call_ns")));
   }
@@ -242,8 +244,19 @@ std::string WhatIfSentence(const Evidence& e, const Finding& f) {
                        D(e.Get("step_ns")), D(e.Get("estimated_step_ns")), D(e.Get("saving_ns")), Per(f),
                        D(e.Get("noise_ns")));
   }
-  return fmt::format("if {} behaved like the median rank: step {} -> {} (saves {}{})", f.ranks.size() == 1 ? "it" : "they",
-                     D(e.Get("step_ns")), D(e.Get("estimated_step_ns")), D(e.Get("saving_ns")), Per(f));
+  const std::string numbers = fmt::format("step {} -> {} (saves {}{})", D(e.Get("step_ns")), D(e.Get("estimated_step_ns")),
+                                          D(e.Get("saving_ns")), Per(f));
+  const char* who = f.ranks.size() == 1 ? "it" : "they";
+  if (e.detail == "replay") {
+    return fmt::format("replayed with {} operations like {} peers' median: {}", f.ranks.size() == 1 ? "its" : "their",
+                       f.ranks.size() == 1 ? "its" : "their", numbers);
+  }
+  if (e.detail == "previous_estimate") return "estimated before the replay: " + numbers;
+  if (e.detail == "per_step") {
+    return fmt::format("without {} excess in each step, each step as long as its slowest rank: {}",
+                       f.ranks.size() == 1 ? "its" : "their", numbers);
+  }
+  return fmt::format("if {} behaved like the median rank: {}", who, numbers);
 }
 
 std::string TelemetrySentence(const Evidence& e) {
