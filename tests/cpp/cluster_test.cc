@@ -654,6 +654,7 @@ TEST(Findings, StreamedReportIsTheSameDocument) {
   std::ostringstream out;
   WriteAnalysisReportJson(report, out);
   EXPECT_EQ(nlohmann::json::parse(out.str()), AnalysisReportToJson(report));
+  EXPECT_EQ(out.str(), AnalysisReportToJson(report).dump(1) + "\n");  // byte for byte, as one dump writes it
   JobReport empty;
   std::ostringstream none;
   WriteAnalysisReportJson(empty, none);
