@@ -56,6 +56,16 @@ class Rules {
     return fn.calls - fn.median_calls >= std::max(1.0, kExtraCallsShare * fn.median_calls);
   }
 
+  // The same calls taking longer add to the rank's own time: a function its peers also run that is
+  // slower on a rank whose local time is not (the rank was descheduled inside it and lost nothing
+  // overall, or the time moved between functions) is timing noise, not extra work. A function the
+  // peers never run (a thread of its own, e.g. a CPU hog) is work they do not do, wherever its
+  // time goes.
+  bool ShowsInLocalTime(const FunctionOutlier& fn) const {
+    if (fn.median_calls <= 0) return true;
+    return fn.rank < in_.slow->excess_ns.size() && in_.slow->excess_ns[fn.rank] >= kShownShare * fn.excess_ns;
+  }
+
   bool HasHosts() const { return !in_.hosts->empty() && in_.hosts->front().source != HostSource::kNone; }
 
   Cost CostOf(const WhatIf& w, CostMethod method, double added_ns) const {
@@ -292,6 +302,7 @@ std::vector<Finding> Rules::ExtraWorkFindings(
     if (covered.count(fn.rank) || IsCommunicationWork(fn.kind, fn.name)) continue;
     if (reported.count({fn.rank, fn.kind, fn.name, fn.detail})) continue;
     if (fn.excess_ns < in_.min_excess_ns || !(CallsDiffer(fn) || fn.excess_ns >= Noise())) continue;
+    if (!CallsDiffer(fn) && !ShowsInLocalTime(fn)) continue;
     by_rank[fn.rank].second.push_back(&fn);
   }
   std::vector<Finding> out;

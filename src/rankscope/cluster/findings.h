@@ -14,7 +14,8 @@
 //    largest function (else phase) names it, the rest are evidence. To tell extra work from
 //    timing noise on a busy host, a function must either be called materially more often than
 //    on the median rank (work the peers do not do), or exceed the ranks' spread of local times,
-//    like a phase.
+//    like a phase; and a function the peers also run must show in the rank's own time (its
+//    local time above the median rank's by kShownShare of the function's excess).
 // A slow rank or node finding names its worst abnormal phase and its top abnormal functions:
 // where the extra time goes. Abnormal GPU utilization is evidence in these findings (and listed
 // in the report's cluster section), not a finding of its own: it has no cost by itself.
@@ -39,6 +40,9 @@ inline constexpr size_t kFunctionsPerFinding = 5;
 inline constexpr double kFunctionShareOfExcess = 0.10;
 // Extra work: calls per step above the median rank's by at least this share (and at least one).
 inline constexpr double kExtraCallsShare = 0.10;
+// Extra work with the same calls: the rank's local time must exceed the median rank's by at least
+// this share of the function's excess.
+inline constexpr double kShownShare = 0.5;
 // A costed finding whose saving is at least this share of the step is critical.
 inline constexpr double kCriticalShare = 0.10;
 
