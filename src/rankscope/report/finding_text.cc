@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rankscope/cluster/robust_rule.h"
 #include "rankscope/report/text_format.h"
 #include "rankscope/report/parallel_finding_text.h"
 
@@ -90,8 +91,7 @@ std::string CpuContentionTitle(const Finding& f) {
   for (const Evidence& e : f.evidence) {
     if (e.kind == EvidenceKind::kCpuWait) waits.push_back(e.Get("wait_ns"));
   }
-  std::sort(waits.begin(), waits.end());
-  const double median = waits.empty() ? 0 : (waits[(waits.size() - 1) / 2] + waits[waits.size() / 2]) / 2;
+  const double median = ComputeRobustStats(std::move(waits)).median;  // the rule's own median (cpu_contention.cc)
   return fmt::format("{}: the slowest rank of a step exceeds the median by {} on average, but the ranks wait {}{} "
                      "for a CPU (median): the host's CPUs are oversubscribed, and the imbalance can be the "
                      "scheduler's rather than the input's",
@@ -246,17 +246,14 @@ std::string WhatIfSentence(const Evidence& e, const Finding& f) {
   }
   const std::string numbers = fmt::format("step {} -> {} (saves {}{})", D(e.Get("step_ns")), D(e.Get("estimated_step_ns")),
                                           D(e.Get("saving_ns")), Per(f));
-  const char* who = f.ranks.size() == 1 ? "it" : "they";
-  if (e.detail == "replay") {
-    return fmt::format("replayed with {} operations like {} peers' median: {}", f.ranks.size() == 1 ? "its" : "their",
-                       f.ranks.size() == 1 ? "its" : "their", numbers);
-  }
+  const bool one = f.ranks.size() == 1;
+  const char* its = one ? "its" : "their";
+  if (e.detail == "replay") return fmt::format("replayed with {} operations like {} peers' median: {}", its, its, numbers);
   if (e.detail == "previous_estimate") return "estimated before the replay: " + numbers;
   if (e.detail == "per_step") {
-    return fmt::format("without {} excess in each step, each step as long as its slowest rank: {}",
-                       f.ranks.size() == 1 ? "its" : "their", numbers);
+    return fmt::format("without {} excess in each step, each step as long as its slowest rank: {}", its, numbers);
   }
-  return fmt::format("if {} behaved like the median rank: {}", who, numbers);
+  return fmt::format("if {} behaved like the median rank: {}", one ? "it" : "they", numbers);
 }
 
 std::string TelemetrySentence(const Evidence& e) {
