@@ -581,6 +581,28 @@ TEST(SlowRanks, NoStragglerWithoutLateArrivalOrBelowTheThresholds) {
   for (const Finding& f : hidden->findings) EXPECT_EQ(f.kind, FindingKind::kExtraWork);
 }
 
+TEST(Findings, MoreOfAHostPhaseOnARankWhoseOwnTimeIsNotLongerIsNoise) {
+  // Rank 1's forward takes 20 ms more per step, but its local time (step minus communication
+  // wait) equals its peers': the time moved between phases (seen on a clean shared-GPU run: the
+  // time outside the named phases +2 ms on the rank with the *lowest* local time). The phase
+  // table keeps the row; no extra_work finding.
+  std::vector<RankSummary> ranks = Job({}, 0);
+  for (StepSummary& st : ranks[1].steps) st.cpu_phase_ns[static_cast<int>(StepPhase::kForward)] += 20 * kMs;
+  auto moved = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(moved.ok());
+  ASSERT_FALSE(moved->phases.empty());
+  EXPECT_EQ(moved->phases[0].rank, 1u);
+  EXPECT_TRUE(moved->findings.empty());
+  // The same excess with the rank's own time longer by as much (it waits 20 ms less): extra work.
+  for (StepSummary& st : ranks[1].steps) st.comm_exposed_ns -= 20 * kMs;
+  auto shown = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(shown.ok());
+  ASSERT_EQ(shown->findings.size(), 1u);
+  EXPECT_EQ(shown->findings[0].kind, FindingKind::kExtraWork);
+  EXPECT_EQ(shown->findings[0].subject, "forward");
+  EXPECT_EQ(shown->findings[0].ranks, std::vector<int64_t>{1});
+}
+
 TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
   // Rank 0 runs one kernel 4 ms/step slower: not a straggler by the 10 % margin, but it sets
   // the pace, so fixing the kernel saves 4 ms per step.

@@ -63,7 +63,12 @@ class Rules {
   // time goes.
   bool ShowsInLocalTime(const FunctionOutlier& fn) const {
     if (fn.median_calls <= 0) return true;
-    return fn.rank < in_.slow->excess_ns.size() && in_.slow->excess_ns[fn.rank] >= kShownShare * fn.excess_ns;
+    return ShowsInLocalTime(fn.rank, fn.excess_ns);
+  }
+  // A host phase every rank has (the time outside forward, backward... included) is the same case:
+  // more of it on a rank whose local time is no longer than its peers' moved there from elsewhere.
+  bool ShowsInLocalTime(uint32_t rank, double excess_ns) const {
+    return rank < in_.slow->excess_ns.size() && in_.slow->excess_ns[rank] >= kShownShare * excess_ns;
   }
 
   bool HasHosts() const { return !in_.hosts->empty() && in_.hosts->front().source != HostSource::kNone; }
@@ -296,6 +301,7 @@ std::vector<Finding> Rules::ExtraWorkFindings(
   for (const auto& key : reported) explained.insert(std::get<0>(key));
   for (const PhaseOutlier& p : *in_.phases) {
     if (covered.count(p.rank) || explained.count(p.rank) || p.excess_ns < Noise()) continue;
+    if (!p.gpu && !ShowsInLocalTime(p.rank, p.excess_ns)) continue;  // GPU time is not host-local time
     if (by_rank[p.rank].first == nullptr) by_rank[p.rank].first = &p;
   }
   for (const FunctionOutlier& fn : *in_.functions) {
