@@ -26,7 +26,7 @@ import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "traces"
+SHARED = pathlib.Path(os.environ.get("RANKSCOPE_SHARED") or REPO.parent / "shared") / "traces"
 SOURCE = SHARED / "hta/nccl_2rank_a100/nccl_data.json.gz"
 BUILD = REPO / "build/dev"
 MPI_ENV = {**os.environ, "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}

@@ -5,6 +5,9 @@
 #   bench/gpu/capture.sh daemon       BUNDLE WORK DEVICE   # rankscoped: zero-code and Kineto-daemon
 #                                                           # captures with NVML telemetry
 #   bench/gpu/capture.sh trigger      BUNDLE WORK DEVICE   # step times for the auto-trigger
+#   bench/gpu/capture.sh scale        BUNDLE WORK          # MPI speed-up and the single-file read
+#                                                           # on the device's cores (run from the
+#                                                           # repository root; WITH_MPI=1 bundle)
 #
 # BUNDLE holds bin/ (rankscope, rankscoped), lib/ (their non-system libraries), python/ (the
 # rankscope package) and workloads/; WORK is scratch space; DEVICE is cuda (or cpu, to try the
@@ -48,11 +51,40 @@ if [ "$MODE" = ground-truth ]; then
   ( cd "$W" && setsid timeout 420 $TORCHRUN --nproc_per_node=$NPROC ground_truth.py --out "$WORK/gt" $MODEL \
       --with-stack --steps ${STEPS:-4} --measure-steps 16 "${S[@]}" > "$WORK/gt.log" 2>&1 )
   echo "ground truth: rc $?"
-  if [ "$DEVICE" = cuda ]; then
+  if [ "$DEVICE" = cuda ] && [ "${NCCL:-1}" = 1 ]; then  # NCCL=0: skip the one-rank NCCL job
     ( cd "$W" && setsid timeout 150 $TORCHRUN --nproc_per_node=1 ground_truth.py --out "$WORK/nccl1" $MODEL \
         --backend nccl --steps 4 --scenario clean:none:-:0 --scenario forward:slow-forward:0:25% > "$WORK/nccl1.log" 2>&1 )
     echo "nccl: rc $?"
   fi
+  exit 0
+fi
+
+if [ "$MODE" = scale ]; then
+  # Issue 15's CPU figures on a 16-core machine (bench/README.md): `mpirun -np P rankscope analyze
+  # --mpi` over semi-synthetic full traces, then one 1 GB trace read with the gzip inflate on its
+  # own thread and without. The bundle's libraries are set for its binaries only (wrappers).
+  mkdir -p "$WORK/bin"
+  M=$BUNDLE/ompi
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$M/libs" "$M/bin/mpirun" > "$WORK/bin/mpirun"
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s:%s exec %s "$@"\n' "$BUNDLE/lib" "$M/libs" "$BUNDLE/bin/rankscope" > "$WORK/bin/rankscope"
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$BUNDLE/lib" "$BUNDLE/bin/rankscope_ingest_bench" > "$WORK/bin/ingest_bench"
+  chmod +x "$WORK"/bin/*
+  export OPAL_PREFIX=$M OMPI_MCA_mca_base_component_show_load_errors=0 OMPI_MCA_hwloc_base_binding_policy=none
+  PATH="$WORK/bin:$PATH" RANKSCOPE_BIN="$WORK/bin/rankscope" RANKSCOPE_SHARED="$BUNDLE/shared" \
+    python3 bench/scale_bench.py --skip reduce,sizes,node --mpi-ranks ${MPI_RANKS:-128} \
+      --mpi-procs ${MPI_PROCS:-1,2,4,8} --runs 2 > "$WORK/mpi.txt" 2>&1
+  echo "mpi: rc $?"
+  python3 bench/make_long_trace.py --trace "$BUNDLE/shared/traces/hta/nccl_2rank_a100/nccl_data.json.gz" \
+    --size-mb ${SINGLE_MB:-1000} --out "$WORK/long.pt.trace.json" > /dev/null && gzip -6 -f "$WORK/long.pt.trace.json"
+  for i in 1 2; do
+    for mode in pipelined --no-pipeline; do
+      flag=$mode; [ $mode = pipelined ] && flag=
+      TIMEFORMAT="$mode: wall %R s, user %U s, sys %S s"
+      { time "$WORK/bin/ingest_bench" --threads 1 --repeat 1 $flag "$WORK/long.pt.trace.json.gz"; } >> "$WORK/single_file.txt" 2>&1
+    done
+  done
+  rm -f "$WORK/long.pt.trace.json.gz"
+  echo "single file: done"
   exit 0
 fi
 
