@@ -11,6 +11,7 @@
 #include "rankscope/cluster/robust_rule.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/step_series.h"
+#include "rankscope/report/finding_text.h"
 
 namespace rankscope {
 namespace {
@@ -251,6 +252,32 @@ TEST(SlowHosts, DiagnoseClusterNamesTheHostWhoseRanksAreHalfTheJob) {
   EXPECT_EQ(top.ranks, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(top.subject, "forward");
   EXPECT_NEAR(top.cost.saving_ns, 12e6, 2e6);
+  // The evidence is about the host's ranks together: every sentence has its numbers (the phase
+  // and function lines said "on rank -1 ... vs median 0 ns" before).
+  for (const std::string& line : DescribeFinding(top).evidence) {
+    EXPECT_EQ(line.find("rank -1"), std::string::npos) << line;
+    EXPECT_EQ(line.find("/step vs median 0 ns"), std::string::npos) << line;
+    EXPECT_EQ(line.find("communication wait 20.00 ms vs median 0 ns"), std::string::npos) << line;
+  }
+  const Evidence* phase = top.FindEvidence(EvidenceKind::kPhase);
+  ASSERT_NE(phase, nullptr);
+  EXPECT_EQ(phase->ranks, (std::vector<int64_t>{2, 3}));
+  EXPECT_NE(DescribeEvidence(*phase, top).find("forward (CPU side) on ranks 2, 3: +12"), std::string::npos)
+      << DescribeEvidence(*phase, top);
+  // A kernel slower on both ranks of host b: named with the host's value against the others'.
+  for (RankSummary& r : ranks) {
+    const double per_step = r.host_name == "b" ? 17e6 : 5e6;
+    r.kernels.rows.push_back(FunctionStat{"gemm", "[8,1,1]|[128,1,1]", ActivityClass::kCompute, 8, 0, 0, 0, 0,
+                                          static_cast<int64_t>(8 * per_step)});
+  }
+  const StatusOr<ClusterDiagnosis> k = DiagnoseCluster(ranks, ClusterOptions{});
+  ASSERT_TRUE(k.ok());
+  ASSERT_EQ(k->findings.front().kind, FindingKind::kSlowNode);
+  const Evidence* gemm = k->findings.front().FindEvidence(EvidenceKind::kFunction);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(DescribeEvidence(*gemm, k->findings.front()),
+            "kernel gemm [8,1,1]|[128,1,1] on ranks 2, 3: 17.00 ms/step vs median 5.00 ms on the other hosts' ranks "
+            "(+12.00 ms)");
   // The same job, healthy: no finding.
   std::vector<RankSummary> clean = {Rank(0, "a", 0), Rank(1, "a", 0), Rank(2, "b", 0), Rank(3, "b", 0)};
   const StatusOr<ClusterDiagnosis> c = DiagnoseCluster(clean, ClusterOptions{});

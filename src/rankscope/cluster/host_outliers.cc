@@ -98,9 +98,12 @@ const HostExcess* Explaining(const std::vector<HostExcess>& all) {
   return best;
 }
 
-Evidence FunctionEvidenceOf(const HostExcess& e, const std::vector<bool>& group) {
+// About the host's ranks together (`ranks`, no single rank): the host's median value against the
+// other hosts' median; no call counts (the report words it so).
+Evidence FunctionEvidenceOf(const HostExcess& e, const std::vector<bool>& group, const std::vector<int64_t>& ranks) {
   Evidence ev;
   ev.kind = EvidenceKind::kFunction;
+  ev.ranks = ranks;
   ev.subject = e.name;
   ev.subject_kind = FunctionKindName(e.kind);
   ev.detail = e.detail;
@@ -157,30 +160,37 @@ Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& function
     f.subject_kind = "phase";
   }
   f.next = {NextStepKind::kCheckHost, h.host, ""};
-  std::vector<double> locals;
-  for (const RankMetrics& m : *in.metrics) locals.push_back(m.local_ns);
-  const PeerBand peers = PeersOf(locals, group);  // the other hosts' ranks
+  // The other hosts' ranks, metric by metric.
+  auto peers_of = [&](double RankMetrics::*field) {
+    std::vector<double> v;
+    for (const RankMetrics& m : *in.metrics) v.push_back(m.*field);
+    return PeersOf(v, group);
+  };
+  const PeerBand local = peers_of(&RankMetrics::local_ns);
+  const double comm_wait = peers_of(&RankMetrics::comm_wait_ns).median;
+  const double compute = peers_of(&RankMetrics::compute_ns).median;
   for (uint32_t r : h.ranks) {
     Evidence e;
     e.kind = EvidenceKind::kLocalTime;
     e.rank = numbers[r];
-    e.Set("local_ns", (*in.metrics)[r].local_ns).Set("median_local_ns", peers.median)
-        .Set("ranks_compared", static_cast<double>(peers.count)).Set("threshold_ns", peers.iqr)
-        .Set("comm_wait_ns", (*in.metrics)[r].comm_wait_ns).Set("compute_ns", (*in.metrics)[r].compute_ns);
+    e.Set("local_ns", (*in.metrics)[r].local_ns).Set("median_local_ns", local.median)
+        .Set("ranks_compared", static_cast<double>(local.count)).Set("threshold_ns", local.iqr)
+        .Set("comm_wait_ns", (*in.metrics)[r].comm_wait_ns).Set("median_comm_wait_ns", comm_wait)
+        .Set("compute_ns", (*in.metrics)[r].compute_ns).Set("median_compute_ns", compute);
     f.evidence.push_back(std::move(e));
   }
-  if (phase >= 0) {
+  if (phase >= 0) {  // the host's ranks together: only their excess over the other hosts' median
     Evidence e;
     e.kind = EvidenceKind::kPhase;
     e.subject = StepPhaseName(static_cast<StepPhase>(phase));
     e.subject_kind = "phase";
     e.detail = gpu_side ? "GPU" : "CPU";
-    e.rank = f.ranks.front();
+    e.ranks = f.ranks;
     e.Set("excess_ns", phase_excess);
     f.evidence.push_back(std::move(e));
   }
   for (size_t i = 0; i < excess.size() && i < 5; ++i) {
-    f.evidence.push_back(FunctionEvidenceOf(i == 0 && fn ? *fn : excess[i], group));
+    f.evidence.push_back(FunctionEvidenceOf(i == 0 && fn ? *fn : excess[i], group, f.ranks));
   }
   Evidence host;
   host.kind = EvidenceKind::kHostPeers;

@@ -219,9 +219,23 @@ std::string FunctionSentence(const Evidence& e, const Finding& f) {
                        D(e.Get("excess_ns")), D(e.Get("threshold_ns")), e.Get("calls"), e.Get("median_calls"), Per(f),
                        D(e.Get("per_call_ns")), D(e.Get("median_per_call_ns")));
   }
+  if (!e.Has("calls")) {  // a host's ranks together (cluster/host_outliers.cc)
+    return fmt::format("{} {} on {}: {}{} vs median {} on the other hosts' ranks (+{})", FunctionKindWords(e.subject_kind),
+                       FunctionLabel(e), Ranks(e.ranks), D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")),
+                       D(e.Get("excess_ns")));
+  }
   return fmt::format("{} {} on rank {}: {}{} vs median {} (+{}; {:.1f} vs {:.1f} calls{})",
                      FunctionKindWords(e.subject_kind), FunctionLabel(e), e.rank, D(e.Get("value_ns")), Per(f),
                      D(e.Get("median_ns")), D(e.Get("excess_ns")), e.Get("calls"), e.Get("median_calls"), Per(f));
+}
+
+std::string PhaseSentence(const Evidence& e, const Finding& f) {
+  if (!e.Has("value_ns")) {  // a host's ranks together: their excess in the median step
+    return fmt::format("{} ({} side) on {}: +{}{} over the other hosts' ranks (median over steps)",
+                       PhaseWords(e.subject), e.detail, Ranks(e.ranks), D(e.Get("excess_ns")), Per(f));
+  }
+  return fmt::format("{} ({} side) on rank {}: {}{} vs median {}", PhaseWords(e.subject), e.detail, e.rank,
+                     D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")));
 }
 
 std::string HostPeersSentence(const Evidence& e, const Finding& f) {
@@ -379,9 +393,7 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
   switch (e.kind) {
     case EvidenceKind::kLocalTime: return LocalTimeSentence(e, f);
     case EvidenceKind::kArrival: return ArrivalSentence(e, f);
-    case EvidenceKind::kPhase:
-      return fmt::format("{} ({} side) on rank {}: {}{} vs median {}", PhaseWords(e.subject), e.detail, e.rank,
-                         D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")));
+    case EvidenceKind::kPhase: return PhaseSentence(e, f);
     case EvidenceKind::kFunction: return FunctionSentence(e, f);
     case EvidenceKind::kUtilization:
       return fmt::format("GPU utilization of rank {}: {:.1f}% vs median {:.1f}%", e.rank, 100 * e.Get("value_share"),
