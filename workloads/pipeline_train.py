@@ -149,6 +149,9 @@ def main():
         out = os.path.join(args.profile_dir, f"rank{rank}.pt.trace.json.gz")
         profiler = torch.profiler.profile(
             activities=[torch.profiler.ProfilerActivity.CPU],
+            # record_shapes: c10d's send/recv ops then carry their peer (Concrete Inputs), which
+            # pairs the transfers of a pipeline group of more than two stages.
+            record_shapes=True,
             schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active),
             on_trace_ready=lambda prof: prof.export_chrome_trace(out))
         profiler.start()

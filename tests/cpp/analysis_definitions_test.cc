@@ -348,6 +348,46 @@ TEST(Definitions, GlooCollectiveWithoutShapes) {
   EXPECT_EQ(r.steps[0].comm_exposed_ns, 40'000);  // no CPU op hides it
 }
 
+// gloo point-to-point with record_shapes: c10d's send/recv ops name the peer as a rank of their
+// group ("Concrete Inputs"[2]), which the trace does not name. Rank 3 of 8 in pipeline group
+// [1, 3, 5, 7]: its group rank 2 is global 2 in the world group but 5 in the pipeline group, and
+// the pipeline group decides; group rank 0 is 0, 1 or 2 by group, and again the pipeline's (1).
+TEST(Definitions, GlooPointToPointPeersFromConcreteInputs) {
+  auto op = [](const char* name, double ts, double dur, const char* peer) {
+    return Slice("cpu_op", name, ts, dur, {{"Concrete Inputs", {"", "", peer, "0"}}});
+  };
+  const json events = {
+      Slice("user_annotation", "ProfilerStep#1", 0, 10000),
+      op("c10d::send", 100, 4000, "2"),
+      // A send that waited for its peer: its span starts 2 ms before the op ends.
+      Slice("user_annotation", "gloo:send", 2100, 10, {{"Input Dims", {{64, 256}}}, {"Input type", {"float"}}}),
+      op("c10d::recv_", 5000, 100, "0"),
+      Slice("user_annotation", "gloo:recv", 5090, 500, {{"Input Dims", {{64, 256}}}, {"Input type", {"float"}}}),
+      op("c10d::send", 7000, 50, "not a rank"),
+      Slice("user_annotation", "gloo:send", 7060, 10, {{"Input Dims", {{64, 256}}}, {"Input type", {"float"}}}),
+  };
+  auto group = [](const char* name, const char* desc, std::vector<int> ranks) {
+    return json{{"pg_name", name}, {"pg_desc", desc}, {"backend_config", "cpu:gloo"}, {"pg_size", ranks.size()},
+                {"ranks", ranks}};
+  };
+  const json trace = {{"distributedInfo", {{"backend", "gloo"}, {"rank", 3}, {"world_size", 8},
+                                           {"pg_config", {group("0", "default_pg", {0, 1, 2, 3, 4, 5, 6, 7}),
+                                                          group("2", "pp", {1, 3, 5, 7}), group("5", "dp", {2, 3})}}}},
+                      {"traceEvents", events}};
+  auto model = ReadTraceBytes(trace.dump(), "test.json");
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_EQ(model->p2p_peers.size(), 2u);  // the third names no rank: ignored, the op kept
+  auto r = AnalyzeRank(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->collectives.size(), 3u);
+  EXPECT_EQ(r->collective_types[r->collectives[0].type].op, "send");
+  EXPECT_EQ(r->collectives[0].start_ns, 100'000);  // where its op began
+  EXPECT_EQ(r->collectives[0].peer, 5);
+  EXPECT_EQ(r->collective_types[r->collectives[1].type].op, "recv");
+  EXPECT_EQ(r->collectives[1].peer, 1);
+  EXPECT_EQ(r->collectives[2].peer, -1);
+}
+
 // Memory: peak allocated/reserved in W, and allocations charged to the innermost CPU op.
 TEST(Definitions, MemoryPeakAndAllocators) {
   auto mem = [](double ts, int64_t bytes, int64_t total) {

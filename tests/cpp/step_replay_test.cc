@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/cluster/step_replay.h"
@@ -123,6 +124,66 @@ TEST(StepReplay, ACleanJobSavesNothing) {
   ASSERT_TRUE(r.faithful());
   EXPECT_LT(r.all.saving_ns, 1e3);
   EXPECT_TRUE(r.stage_balance.empty());
+}
+
+// The same job as gloo with record_shapes traces it: its spans carry no group and no sequence
+// number (every transfer and all-reduce in one unnamed group), but c10d's send/recv ops name
+// the peer. `with_peers` false: as before record_shapes (no peer).
+std::vector<RankSummary> AsGlooTraces(std::vector<RankSummary> ranks, int data, bool with_peers) {
+  // (pipeline column, sequence number) -> the sender and the receiver of that transfer.
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> ends;
+  for (const RankSummary& r : ranks) {
+    for (const CollectiveInstance& c : r.collectives) {
+      if (c.type > 1) continue;
+      auto& e = ends.try_emplace({r.rank.rank % data, c.seq}, std::pair<int64_t, int64_t>{-1, -1}).first->second;
+      (c.type == 0 ? e.first : e.second) = r.rank.rank;
+    }
+  }
+  for (RankSummary& r : ranks) {
+    for (CollectiveInstance& c : r.collectives) {
+      if (c.type <= 1 && with_peers) {
+        const auto& [from, to] = ends.at({r.rank.rank % data, c.seq});
+        c.peer = static_cast<int32_t>(c.type == 0 ? to : from);
+      }
+      c.seq = -1;
+      c.group = 3;
+    }
+    r.process_groups.push_back({"", "", "", -1});
+  }
+  return ranks;
+}
+
+TEST(StepReplay, GlooTransfersOfADeepPipelinePairByTheirPeers) {
+  PipelineJob job;
+  job.stages = 4;
+  job.data = 2;
+  job.rank_extra_ms = {0, 0, 1.5};  // rank 2 (stage 1)
+  const std::vector<RankSummary> named = SimulatePipeline(job);
+  const StepReplay reference = Summary(named);
+  ASSERT_TRUE(reference.faithful());
+  // Without peers, four stages' transfers cannot be paired: the replay says so.
+  const StepReplay blind = Summary(AsGlooTraces(named, job.data, false));
+  EXPECT_GT(blind.unpaired, 0u);
+  EXPECT_FALSE(blind.faithful());
+  // With them, every transfer is one sender and one receiver, and the replay is the same.
+  const std::vector<RankSummary> gloo = AsGlooTraces(named, job.data, true);
+  const CollectiveMatching matching = MatchCollectives(gloo);
+  uint64_t pairs = 0;
+  for (const MatchedCollective& m : matching.instances) {
+    if (!m.pair) continue;
+    ++pairs;
+    EXPECT_EQ(m.participants.size(), 2u);
+    EXPECT_TRUE(m.complete);
+  }
+  // 5 steps x 2 columns x 3 links x 4 micro-batches x 2 directions.
+  EXPECT_EQ(pairs, 5u * 2 * 3 * 4 * 2);
+  const StepReplay r = Summary(gloo);
+  ASSERT_TRUE(r.faithful()) << r.not_built;
+  EXPECT_EQ(r.unpaired, 0u);
+  EXPECT_NEAR(r.replayed_step_ns, reference.replayed_step_ns, 1e-6 * reference.replayed_step_ns);
+  ASSERT_FALSE(r.by_rank.empty());
+  EXPECT_EQ(r.by_rank.front().rank, 2);
+  EXPECT_NEAR(r.by_rank.front().saving_ns, reference.by_rank.front().saving_ns, 1e-3 * reference.by_rank.front().saving_ns);
 }
 
 TEST(StepReplay, SaysWhyItIsNotBuilt) {

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "rankscope/analysis/comm_kernel_name.h"
@@ -20,6 +21,7 @@ struct Pending {
   int32_t stream;
   double exposed_ns;
   bool timed;  // the span is the transfer itself (GPU kernel, gloo), not just the CPU call
+  int32_t peer = -1;  // a point-to-point transfer's other end (a global rank), when known
 };
 
 // What a CPU-side record of a collective is.
@@ -96,14 +98,16 @@ class Builder {
   // rank's own work runs nothing (1/k each when k collectives run together). Only a transfer
   // span (gloo) is the collective itself; a call (record_param_comms of NCCL, a c10d op) only
   // starts it, so its duration says nothing about bandwidth.
-  // `posted`: where the c10d op that posted a point-to-point transfer began (PostingOps), or -1.
-  void AddCpu(const CpuCollective& c, double exposed_ns, int64_t posted = -1) {
+  // `posted`: where the c10d op that posted a point-to-point transfer began (PostingOps), or -1;
+  // `peer`: the global rank at its other end, or -1.
+  void AddCpu(const CpuCollective& c, double exposed_ns, int64_t posted = -1, int32_t peer = -1) {
     const int64_t span_start = m_.slices.ts[c.slice], end = span_start + m_.slices.dur[c.slice];
     const int64_t start = posted >= 0 && posted < span_start ? posted : span_start;
     const CollectiveInfo* info = c.info;
     std::string dtype = info && info->dtype != StringPool::kEmptyId ? std::string(m_.Str(info->dtype)) : "";
     Add(start, end, start, -1, info, c.op, "", "", std::move(dtype), false, exposed_ns, StepAt(*in_.steps, start),
         c.record == CpuRecord::kTransfer);
+    pending_.back().peer = peer;
   }
 
   void Finish();
@@ -206,7 +210,7 @@ void Builder::Finish() {
       continue;
     }
     out_->collectives.push_back({origin + p.start, origin + p.end, p.launch >= 0 ? origin + p.launch : -1, p.bytes,
-                                 p.seq, p.step, p.type, p.group, index_in_group, p.stream});
+                                 p.seq, p.step, p.type, p.group, index_in_group, p.stream, p.peer});
   }
   for (size_t k = 0; k < out_->collective_types.size(); ++k) {
     CollectiveType& t = out_->collective_types[k];
@@ -373,7 +377,8 @@ std::vector<uint32_t> CollectiveTracks(const TraceModel& m) {
 
 // gloo's send/recv span is only the final wait of a blocking point-to-point call: the transfer
 // (a rendezvous with the peer) runs inside the c10d op just before it on the same thread
-// (c10d::send 20.8 ms, then gloo:send 0.06 ms). The transfer's instance starts where that op
+// (c10d::send 20.8 ms, then gloo:send 0.06 ms), or around it (a send that waited for its peer
+// starts its span 2 ms into a 4 ms op). The transfer's instance starts where that op
 // began, so a receive is never seen to end before its sender started.
 class PostingOps {
   // A hostile trace's times may sit at the ends of int64.
@@ -387,34 +392,67 @@ class PostingOps {
     const SliceTable& s = m.slices;
     for (uint32_t i = 0; i < s.size(); ++i) {
       if (s.kind[i] != ActivityKind::kHostOp) continue;
-      const std::string_view name = m.Str(s.name[i]);
-      if (name == "c10d::send" || name == "c10d::recv_" || name == "c10d::recv_any_source_") {
-        ops_.push_back({s.track[i], SaturatingAdd(s.ts[i], s.dur[i]), s.ts[i]});
-      }
+      if (IsC10dPointToPointOp(m.Str(s.name[i]))) ops_.push_back({s.track[i], s.ts[i], SaturatingAdd(s.ts[i], s.dur[i]), i});
     }
     std::sort(ops_.begin(), ops_.end());
   }
-  // The start of the op on `track` that ends within kJoin of `span_start` (before or after it)
-  // and began before it; -1 when there is none.
-  int64_t PostedAt(uint32_t track, int64_t span_start) const {
+  struct Posting {
+    int64_t start = -1;        // where the op began, or -1 when there is none
+    uint32_t slice = UINT32_MAX;
+  };
+  // The last op on `track` that began before `span_start` and had not ended more than kJoin
+  // before it: the span runs inside the op (a send that waited for its peer: the span starts
+  // milliseconds before the op ends) or just after it.
+  Posting PostedAt(uint32_t track, int64_t span_start) const {
     constexpr int64_t kJoin = 500'000;  // 0.5 ms
-    auto it = std::upper_bound(ops_.begin(), ops_.end(), Op{track, SaturatingAdd(span_start, kJoin), INT64_MAX});
-    while (it != ops_.begin()) {
-      --it;
-      if (it->track != track || it->end < SaturatingAdd(span_start, -kJoin)) break;
-      if (it->start < span_start) return it->start;
-    }
-    return -1;
+    auto it = std::lower_bound(ops_.begin(), ops_.end(), Op{track, span_start, INT64_MIN, 0});
+    if (it == ops_.begin()) return {};
+    --it;
+    if (it->track != track || it->end < SaturatingAdd(span_start, -kJoin)) return {};
+    return {it->start, it->slice};
   }
 
  private:
   struct Op {
     uint32_t track;
-    int64_t end, start;
-    bool operator<(const Op& o) const { return std::tie(track, end, start) < std::tie(o.track, o.end, o.start); }
+    int64_t start, end;
+    uint32_t slice;
+    bool operator<(const Op& o) const { return std::tie(track, start, end) < std::tie(o.track, o.start, o.end); }
   };
   std::vector<Op> ops_;
 };
+
+// A description the layout reads as a pipeline group (cluster/layout.cc).
+bool PipelineDescription(std::string_view desc) { return desc == "pp" || desc == "pipe" || desc == "pipeline"; }
+
+// The global rank at the other end of a point-to-point op whose trace names its peer as a rank
+// of the op's process group, which the trace does not name. Every configured group of this rank
+// with more members than that number is a candidate; the peer is known when the candidates agree
+// (a group that maps the number to this rank itself is not one), or when one pipeline group is
+// among them (point-to-point transfers are the pipeline's); else -1. No group configuration:
+// the default group, whose ranks are the global ones.
+int32_t GlobalPeer(const DistributedInfo& d, int32_t group_rank) {
+  if (!d.rank || group_rank < 0) return -1;
+  const int64_t self = *d.rank;
+  if (d.pg_config.empty()) return group_rank != self ? group_rank : -1;
+  std::set<int64_t> answers, pipeline;
+  for (const ProcessGroupConfig& g : d.pg_config) {
+    if (std::find(g.ranks.begin(), g.ranks.end(), self) == g.ranks.end()) continue;
+    if (static_cast<size_t>(group_rank) >= g.ranks.size() || g.ranks[group_rank] == self) continue;
+    answers.insert(g.ranks[group_rank]);
+    if (PipelineDescription(g.desc)) pipeline.insert(g.ranks[group_rank]);
+  }
+  if (answers.size() == 1) return static_cast<int32_t>(*answers.begin());
+  if (pipeline.size() == 1) return static_cast<int32_t>(*pipeline.begin());
+  return -1;
+}
+
+// The peer the trace recorded for the c10d op at `slice` (TraceModel::p2p_peers), or -1.
+int32_t RecordedPeer(const TraceModel& m, uint32_t slice) {
+  auto it = std::lower_bound(m.p2p_peers.begin(), m.p2p_peers.end(), slice,
+                             [](const P2pPeer& p, uint32_t s) { return p.slice < s; });
+  return it != m.p2p_peers.end() && it->slice == slice ? GlobalPeer(m.info.distributed, it->group_rank) : -1;
+}
 
 void AnalyzeCollectives(const TraceModel& m, const Window& w, const CollectiveInputs& in, RankSummary* out) {
   Builder b(m, w, in, out);
@@ -435,7 +473,9 @@ void AnalyzeCollectives(const TraceModel& m, const Window& w, const CollectiveIn
   for (size_t k = 0; k < cpu.size(); ++k) {
     const CpuCollective& c = cpu[k];
     const bool transfer = c.record == CpuRecord::kTransfer && (c.op == "send" || c.op == "recv");
-    b.AddCpu(c, exposed[k], transfer ? posting.PostedAt(m.slices.track[c.slice], m.slices.ts[c.slice]) : -1);
+    const PostingOps::Posting posted =
+        transfer ? posting.PostedAt(m.slices.track[c.slice], m.slices.ts[c.slice]) : PostingOps::Posting{};
+    b.AddCpu(c, exposed[k], posted.start, posted.slice != UINT32_MAX ? RecordedPeer(m, posted.slice) : -1);
   }
   b.Finish();
 }

@@ -154,8 +154,9 @@ struct CollectiveInstance {
   uint32_t group = 0;     // index into RankSummary::process_groups
   uint32_t index_in_group = 0;  // order among this rank's instances of the group
   int32_t stream = -1;    // GPU stream, or -1 for CPU collectives
+  int32_t peer = -1;      // a point-to-point transfer's other end (global rank), when the trace says
 };
-static_assert(sizeof(CollectiveInstance) == 64, "CollectiveInstance is kept per instance: keep it small");
+static_assert(sizeof(CollectiveInstance) == 72, "CollectiveInstance is kept per instance: keep it small");
 
 struct ProcessGroupRef {
   std::string name;   // "Process Group Name" ("0"), or "" when the trace does not say

@@ -19,6 +19,15 @@ std::string OpClass(std::string_view op) {
   return std::string(op);
 }
 
+// "p2p 3>5": a transfer from rank 3 to rank 5, seen from either end; empty when the instance is
+// not a send or a receive whose peer the trace named.
+std::string PairChannel(std::string_view op, const CollectiveInstance& c, int64_t self) {
+  if (c.peer < 0 || c.peer == self) return "";
+  if (op == "send") return "p2p " + std::to_string(self) + ">" + std::to_string(c.peer);
+  if (op == "recv") return "p2p " + std::to_string(c.peer) + ">" + std::to_string(self);
+  return "";
+}
+
 std::string GroupIdentity(const ProcessGroupRef& g) { return g.name + '\x1f' + g.desc + '\x1f' + g.ranks; }
 
 struct GroupState {
@@ -89,6 +98,8 @@ class Matcher {
       const CollectiveType& type = s.collective_types[c.type];
       Key key{g, -1, -1, "", -1, -1, 0};
       std::string op = OpClass(type.op);
+      const std::string pair = PairChannel(type.op, c, s.rank.rank);
+      if (!pair.empty() && out_.groups[g].kind != MatchKind::kSequence) op = pair;
       if (out_.groups[g].kind == MatchKind::kSequence) {
         std::get<1>(key) = c.seq;
       } else {
@@ -106,6 +117,7 @@ class Matcher {
         m.step = std::get<2>(it->first);
         m.ordinal = std::get<6>(it->first);
         m.op = type.op;
+        m.pair = std::get<3>(it->first).starts_with("p2p ");
         out_.instances.push_back(std::move(m));
       }
       MatchedCollective& m = out_.instances[it->second];
@@ -128,7 +140,7 @@ class Matcher {
         continue;
       }
       CollectiveGroup& g = out_.groups[m.group];
-      m.complete = m.participants.size() == g.members.size();
+      m.complete = m.participants.size() == (m.pair ? 2 : g.members.size());
       ++g.instances;
       g.complete += m.complete ? 1 : 0;
       kept.push_back(std::move(m));

@@ -9,6 +9,10 @@
 //     group, step and channel. Step numbers are the job's own (ProfilerStep#N), so ranks whose
 //     traces start at different collectives are still paired correctly;
 //  3. else (no steps) its order within the group and channel from the start of the trace.
+// A point-to-point transfer whose trace names its peer (gloo with record_shapes: c10d's send/recv
+// ops) is keyed by its two ends instead: the k-th transfer from rank A to rank B in a step is the
+// k-th send of A to B and the k-th receive of B from A (transfers between two ranks arrive in
+// order), so the transfers of a pipeline of more than two stages pair exactly.
 // The channel is the op (send/recv/send_recv count as one, "p2p"), plus the message size for
 // CPU collectives (gloo runs the buckets of one step on several worker threads at once, so
 // their start order can differ between ranks), plus the stream for GPU collectives of an
@@ -46,7 +50,8 @@ struct MatchedCollective {
   uint32_t ordinal = 0;    // kStepOrder / kTraceOrder
   std::string op;          // of the lowest participating rank
   std::vector<Participant> participants;  // by rank index
-  bool complete = false;   // every member of the group took part
+  bool complete = false;   // every member of the group took part (a pair: both ends)
+  bool pair = false;       // a point-to-point transfer keyed by its two ends (sender, receiver)
 };
 
 struct CollectiveMatching {

@@ -153,11 +153,14 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
   for (uint32_t m = 0; m < matching.instances.size(); ++m) {
     const MatchedCollective& mc = matching.instances[m];
     if (mc.participants.size() < 2) continue;
-    const bool named = !matching.groups[mc.group].ranks.empty();
+    // A named group, or a transfer paired by its two ends, is one instance already.
+    const bool named = !matching.groups[mc.group].ranks.empty() || mc.pair;
     for (const Participant& p : mc.participants) {
       const RankSummary& rs = ranks[p.rank];
       const CollectiveInstance& c = rs.collectives[p.instance];
-      const std::string_view op = c.type < rs.collective_types.size() ? rs.collective_types[c.type].op : "";
+      // A view of the type's own string (a ternary with "" made a temporary std::string: dangling).
+      const std::string_view op =
+          c.type < rs.collective_types.size() ? std::string_view(rs.collective_types[c.type].op) : std::string_view();
       const int64_t start = Relative(c.start_ns, offset(p.rank), origin);
       const int64_t end = Relative(c.end_ns, offset(p.rank), origin);
       int64_t s = -1;
@@ -629,7 +632,12 @@ void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbe
     const auto it = std::find(rank_numbers.begin(), rank_numbers.end(), rank);
     return it == rank_numbers.end() ? -1 : it - rank_numbers.begin();
   };
-  for (Finding& f : *findings) {
+  // A slow stage is a claim about the step: when balancing it in the faithful replay saves less
+  // than the minimum cost, its extra work hides in the pipeline's waits (the middle stages of a
+  // deeper pipeline both receive and send) and there is no partition imbalance to name.
+  std::vector<bool> drop(findings->size(), false);
+  for (size_t k = 0; k < findings->size(); ++k) {
+    Finding& f = (*findings)[k];
     ReplayWhatIf w;
     if (f.kind == FindingKind::kSlowStage) {
       w = graph.StageBalanced(std::stoll(f.subject));
@@ -645,6 +653,10 @@ void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbe
       continue;
     }
     if (w.step_ns <= 0) continue;
+    if (f.kind == FindingKind::kSlowStage && w.saving_ns < min_excess_ns) {
+      drop[k] = true;
+      continue;
+    }
     // The cost it had before, unless a what-if evidence of the finding already shows it.
     const bool shown = std::any_of(f.evidence.begin(), f.evidence.end(), [&](const Evidence& e) {
       return e.kind == EvidenceKind::kWhatIf && std::fabs(e.Get("saving_ns") - f.cost.saving_ns) < 1.0;
@@ -672,6 +684,13 @@ void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbe
     e.Set("step_ns", w.step_ns).Set("estimated_step_ns", w.estimated_step_ns).Set("saving_ns", w.saving_ns);
     f.evidence.push_back(std::move(e));
   }
+  size_t kept = 0;
+  for (size_t k = 0; k < findings->size(); ++k) {
+    if (drop[k]) continue;
+    if (kept != k) (*findings)[kept] = std::move((*findings)[k]);
+    ++kept;
+  }
+  findings->resize(kept);
 }
 
 StepReplay ReplaySteps(const std::vector<RankSummary>& ranks, const CollectiveMatching& matching,

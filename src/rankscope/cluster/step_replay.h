@@ -169,7 +169,8 @@ class StepGraph {
 // slow_rank (the rank like its stage peers), slow_stage (the stage's compute balanced with the
 // other stages'), per_step_imbalance (the stage's ranks like their peers, step by step). The
 // previous cost stays as evidence; the caller ranks the findings again. Only for a faithful graph.
-// A finding whose replayed saving is below `min_excess_ns` becomes information.
+// A finding whose replayed saving is below `min_excess_ns` becomes information; a slow_stage is
+// dropped instead (a stage whose balancing saves nothing is not a partition imbalance).
 void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbers, double min_excess_ns,
                   std::vector<Finding>* findings);
 

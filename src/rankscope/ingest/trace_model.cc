@@ -27,6 +27,10 @@ std::string_view ActivityKindName(ActivityKind kind) {
   return "?";
 }
 
+bool IsC10dPointToPointOp(std::string_view name) {
+  return name == "c10d::send" || name == "c10d::recv_" || name == "c10d::recv_any_source_";
+}
+
 std::string_view CollectiveAnnotationOp(std::string_view name) {
   for (std::string_view prefix : {"gloo:", "nccl:", "rccl:", "hccl:", "mpi:", "ucc:", "xccl:"}) {
     if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) return name.substr(prefix.size());
@@ -71,7 +75,7 @@ std::string TraceModel::JsonIdText(const JsonId& id) const {
 size_t TraceModel::MemoryBytes() const {
   return strings.MemoryBytes() + slices.MemoryBytes() + gpu.capacity() * sizeof(GpuActivityInfo) +
          python.capacity() * sizeof(PythonFrameInfo) + collectives.capacity() * sizeof(CollectiveInfo) +
-         op_shapes.capacity() * sizeof(OpShape) +
+         op_shapes.capacity() * sizeof(OpShape) + p2p_peers.capacity() * sizeof(P2pPeer) +
          (forward_ops.capacity() + backward_ops.capacity()) * sizeof(uint32_t) +
          instants.ts.capacity() * (sizeof(int64_t) + sizeof(StringId) + sizeof(uint32_t) + sizeof(ActivityKind)) +
          memory.capacity() * sizeof(MemoryEvent) + flows.capacity() * sizeof(FlowEvent) +

@@ -87,6 +87,10 @@ enum class CollectiveSource : uint8_t {
 // around each collective. Returns the part after the backend prefix, or an empty view.
 std::string_view CollectiveAnnotationOp(std::string_view name);
 
+// c10d's point-to-point ops ("c10d::send", "c10d::recv_", "c10d::recv_any_source_"): with
+// record_shapes their "Concrete Inputs" name the peer.
+bool IsC10dPointToPointOp(std::string_view name);
+
 // Communication metadata of a slice (record_param_comms, NCCL kernels in newer traces, ...).
 struct CollectiveInfo {
   uint32_t slice = 0;                        // row in SliceTable
@@ -108,6 +112,13 @@ struct CollectiveInfo {
 // ReaderOptions::keep_op_shapes: "Input Dims" and "Input type" as interned JSON text, as written
 // (e.g. `[[64, 256], [512, 256], [512]]` and `["float", "float", "float"]`). Traces repeat a few
 // shapes many times, so consumers normalise the text once per distinct id.
+// The peer of a c10d point-to-point op (IsC10dPointToPointOp), as a rank of the op's process
+// group (the trace does not say which group: the rank summary resolves it).
+struct P2pPeer {
+  uint32_t slice = 0;
+  int32_t group_rank = -1;
+};
+
 struct OpShape {
   uint32_t slice = 0;
   StringId dims = StringPool::kEmptyId;
@@ -236,6 +247,7 @@ struct TraceModel {
   std::vector<PythonFrameInfo> python;
   std::vector<CollectiveInfo> collectives;  // sorted by slice
   std::vector<OpShape> op_shapes;           // sorted by slice; empty unless keep_op_shapes
+  std::vector<P2pPeer> p2p_peers;           // sorted by slice
   // CPU ops autograd recorded, by their "Fwd thread id" arg (sorted slice rows): 0 on forward
   // ops, the forward thread's id on ops run by the backward pass.
   std::vector<uint32_t> forward_ops;

@@ -267,7 +267,9 @@ std::string WhatIfSentence(const Evidence& e, const Finding& f) {
   if (e.detail == "per_step") {
     return fmt::format("without {} excess in each step, each step as long as its slowest rank: {}", its, numbers);
   }
-  return fmt::format("if {} behaved like the median rank: {}", one ? "it" : "they", numbers);
+  // A finding the replay costed: its own earlier estimate is no longer its cost.
+  const std::string before = f.cost.method == CostMethod::kWhatIfReplay ? "estimated before the replay, " : "";
+  return fmt::format("{}if {} behaved like the median rank: {}", before, one ? "it" : "they", numbers);
 }
 
 std::string TelemetrySentence(const Evidence& e) {

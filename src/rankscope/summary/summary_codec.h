@@ -27,7 +27,7 @@
 
 namespace rankscope::summary {
 
-inline constexpr uint32_t kSummaryFormatVersion = 3;  // 3: the window's CPU run/wait (cpu_sched)
+inline constexpr uint32_t kSummaryFormatVersion = 4;  // 3: the window's CPU run/wait (cpu_sched); 4: p2p peers
 inline constexpr std::string_view kSummaryMagic = "RKSUMMRY";
 inline constexpr size_t kSummaryHeaderBytes = 32;
 

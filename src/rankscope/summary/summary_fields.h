@@ -66,7 +66,7 @@ void Fields(A& a, CollectiveType& c) {
 template <class A>
 void Fields(A& a, CollectiveInstance& c) {
   a(c.start_ns), a(c.end_ns), a(c.launch_ns), a(c.bytes), a(c.seq), a(c.step), a(c.type), a(c.group),
-      a(c.index_in_group), a(c.stream);
+      a(c.index_in_group), a(c.stream), a(c.peer);
 }
 
 template <class A>

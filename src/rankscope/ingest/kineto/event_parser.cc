@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <climits>
+
 #include "rankscope/base/decimal.h"
 #include "rankscope/base/parse_int.h"
 #include "rankscope/ingest/kineto/categories.h"
@@ -177,6 +180,33 @@ error_code ReadFirstString(od::value& value, RawEvent& ev) {
   return simdjson::SUCCESS;
 }
 
+// "Concrete Inputs" of c10d::send / c10d::recv_: [tensors, process group, peer, tag], the peer
+// written as a string ("2"): the group rank the op sends to or receives from. Anything else is
+// ignored (the op stays without a peer).
+error_code ReadP2pPeer(od::value& value, RawEvent& ev) {
+  od::array inputs;
+  error_code e = value.get_array().get(inputs);
+  if (IsTypeError(e)) return simdjson::SUCCESS;
+  if (e) return e;
+  size_t i = 0;
+  for (auto input : inputs) {
+    if (i++ != 2) continue;
+    std::string_view text;
+    e = input.get_string().get(text);
+    if (IsTypeError(e)) return simdjson::SUCCESS;
+    if (e) return e;
+    int64_t peer = -1;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), peer);
+    if (ec != std::errc() || ptr != text.data() + text.size() || peer < 0 || peer > INT32_MAX) {
+      ev.ignored_field = "args.Concrete Inputs of a c10d send/recv names no peer rank";
+      continue;
+    }
+    ev.p2p_peer = peer;
+    ev.present |= RawEvent::kP2pPeer;
+  }
+  return simdjson::SUCCESS;
+}
+
 // An array argument kept as its JSON text (valid until the next chunk). Not an array: ignored.
 error_code ReadArrayText(od::value& value, std::string_view* out, RawEvent& ev, RawEvent::Field field) {
   od::array array;
@@ -260,6 +290,7 @@ error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
   // every other op's shapes stay unparsed. When the name comes later, read them just in case
   // (ModelBuilder keeps them only for collective annotations).
   const bool collective_annotation = !ev.has(RawEvent::kName) || !CollectiveAnnotationOp(ev.name).empty();
+  const bool point_to_point = !ev.has(RawEvent::kName) || IsC10dPointToPointOp(ev.name);
   for (auto field_result : args) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
@@ -330,6 +361,8 @@ error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
       case 'C':
         if (key.unsafe_is_equal("Collective name"sv)) {
           e = ReadStringArg(v, &ev.collective_name, ev, RawEvent::kCollectiveName, "args.Collective name is not a string");
+        } else if (point_to_point && key.unsafe_is_equal("Concrete Inputs"sv)) {
+          e = ReadP2pPeer(v, ev);
         }
         break;
       case 'I':

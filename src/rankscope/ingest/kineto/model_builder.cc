@@ -126,6 +126,9 @@ void ModelBuilder::AddSlice(const RawEvent& ev, ActivityKind kind) {
     (ev.fwd_thread_id != 0 ? model_->backward_ops : model_->forward_ops).push_back(row);
   }
   if (ev.has(RawEvent::kInputDimsText) || ev.has(RawEvent::kInputTypesText)) AddOpShape(ev, row);
+  if (ev.has(RawEvent::kP2pPeer) && kind == ActivityKind::kHostOp && IsC10dPointToPointOp(ev.name)) {
+    model_->p2p_peers.push_back({row, static_cast<int32_t>(ev.p2p_peer)});
+  }
   if (ev.has(RawEvent::kCollectiveName)) {
     AddCollective(ev, row);
   } else if (ev.has(RawEvent::kInputNelems) || ev.has(RawEvent::kInputType) || ev.name.starts_with("gloo:")) {
@@ -257,9 +260,10 @@ void ModelBuilder::AddMetadata(const RawEvent& ev) {
 
 ModelBuilder::Checkpoint ModelBuilder::MakeCheckpoint() const {
   const TraceModel& m = *model_;
-  return Checkpoint{m.slices.size(), m.gpu.size(),         m.python.size(),    m.collectives.size(),
-                    m.op_shapes.size(), m.forward_ops.size(), m.backward_ops.size(), m.instants.size(), m.memory.size(),
-                    m.flows.size(),  m.stats, by_known_category_};
+  return Checkpoint{m.slices.size(),      m.gpu.size(),         m.python.size(),       m.collectives.size(),
+                    m.op_shapes.size(),   m.p2p_peers.size(),   m.forward_ops.size(),   m.backward_ops.size(),
+                    m.instants.size(),    m.memory.size(),      m.flows.size(),        m.stats,
+                    by_known_category_};
 }
 
 void ModelBuilder::Rollback(const Checkpoint& c) {
@@ -277,6 +281,7 @@ void ModelBuilder::Rollback(const Checkpoint& c) {
   m.python.resize(c.python);
   m.collectives.resize(c.collectives);
   m.op_shapes.resize(c.op_shapes);
+  m.p2p_peers.resize(c.p2p_peers);
   m.forward_ops.resize(c.forward_ops);
   m.backward_ops.resize(c.backward_ops);
   m.instants.ts.resize(c.instants);

@@ -37,6 +37,8 @@ struct RawEvent {
     kFwdThreadId = 1ull << 49,
     // "Input Dims" / "Input type" as raw JSON text (ReaderOptions::keep_op_shapes).
     kInputDimsText = 1ull << 50, kInputTypesText = 1ull << 51,
+    // The peer of c10d's point-to-point ops ("Concrete Inputs"[2], record_shapes).
+    kP2pPeer = 1ull << 52,
   };
   uint64_t present = 0;
   bool has(Field f) const { return (present & f) != 0; }
@@ -67,6 +69,7 @@ struct RawEvent {
   int64_t input_nelems = 0;       // elements of the first input tensor
   std::string_view input_type;    // its dtype as the profiler spells it ("float")
   std::string_view input_dims_text, input_types_text;  // the whole arrays, as written
+  int64_t p2p_peer = 0;           // c10d::send's dst / c10d::recv_'s src, a rank of the op's group
 
   // Why this event cannot be used (set by the parser), or nullptr.
   const char* reject_reason = nullptr;
