@@ -12,7 +12,8 @@
 3. Node-side summary time (`rankscope summarize --threads 1`, what rankscoped would spend after a
    capture) against the traced window's duration, per shared multi-rank capture.
 4. MPI speed-up: `mpirun -np P rankscope analyze --mpi --threads 1` on a semi-synthetic set of
-   --mpi-ranks full traces (tools/make_synthetic_ranks.py), P = 1, 2 (more with --mpi-procs).
+   --mpi-ranks full traces (tools/make_synthetic_ranks.py), P = 1, 2 (more with --mpi-procs), of
+   ~1 MB each or --mpi-source-mb each.
 """
 
 import argparse
@@ -99,16 +100,24 @@ def node_side(tmp, runs):
             shutil.rmtree(out)
 
 
-def mpi_speedup(n, procs, runs, tmp):
+def mpi_speedup(n, procs, runs, tmp, source_mb=0):
     mpirun = shutil.which("mpirun")
     if not mpirun:
         print("\n(no mpirun: MPI speed-up skipped)")
         return
     job = tmp / "mpi"
+    source = SOURCE
+    if source_mb > 0:  # larger ranks: the source's steps repeated to that size (bench/make_long_trace.py)
+        source = tmp / "long_source.json"
+        subprocess.run([sys.executable, str(REPO / "bench/make_long_trace.py"), "--trace", str(SOURCE), "--size-mb",
+                        str(source_mb), "--out", str(source)], check=True, capture_output=True)
     hosts = (n + 7) // 8
     offsets = ",".join(f"{(h * 7919) % 5000 - 2500}.{h % 1000:03d}" for h in range(hosts))
-    subprocess.run([sys.executable, str(REPO / "tools/make_synthetic_ranks.py"), str(SOURCE), str(job), "--ranks", str(n),
-                    "--ranks-per-host", "8", f"--clock-offsets-us={offsets}"], check=True, capture_output=True)
+    subprocess.run([sys.executable, str(REPO / "tools/make_synthetic_ranks.py"), str(source), str(job), "--ranks", str(n),
+                    "--ranks-per-host", "8", f"--clock-offsets-us={offsets}", "--jobs", str(os.cpu_count() or 1)],
+                   check=True, capture_output=True)
+    if source_mb > 0:
+        os.unlink(source)
     size = sum(p.stat().st_size for p in job.iterdir()) / 1e6
     print(f"\n## MPI: {n} full traces ({size:.0f} MB gz), mpirun -np P rankscope analyze --mpi --threads 1")
     print(f"{'P':>3} {'wall s':>8} {'speed-up':>9}")
@@ -126,6 +135,8 @@ def main():
     ap.add_argument("--ranks", default="1024,4096,10000")
     ap.add_argument("--mpi-ranks", type=int, default=16)
     ap.add_argument("--mpi-procs", default="1,2")
+    ap.add_argument("--mpi-source-mb", type=float, default=0,
+                    help="MPI part: ranks this large (the A100 trace's steps repeated), instead of 1 MB each")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--skip", default="", help="comma-separated: reduce,sizes,node,mpi")
     args = ap.parse_args()
@@ -139,7 +150,7 @@ def main():
         if "node" not in skip:
             node_side(tmp, args.runs)
         if "mpi" not in skip:
-            mpi_speedup(args.mpi_ranks, [int(x) for x in args.mpi_procs.split(",")], args.runs, tmp)
+            mpi_speedup(args.mpi_ranks, [int(x) for x in args.mpi_procs.split(",")], args.runs, tmp, args.mpi_source_mb)
 
 
 if __name__ == "__main__":

@@ -72,8 +72,9 @@ if [ "$MODE" = scale ]; then
   export OPAL_PREFIX=$M OMPI_MCA_mca_base_component_show_load_errors=0 OMPI_MCA_hwloc_base_binding_policy=none
   PATH="$WORK/bin:$PATH" RANKSCOPE_BIN="$WORK/bin/rankscope" RANKSCOPE_SHARED="$BUNDLE/shared" \
     python3 bench/scale_bench.py --skip reduce,sizes,node --mpi-ranks ${MPI_RANKS:-128} \
-      --mpi-procs ${MPI_PROCS:-1,2,4,8} --runs 2 > "$WORK/mpi.txt" 2>&1
+      --mpi-procs ${MPI_PROCS:-1,2,4,8} --mpi-source-mb ${MPI_SOURCE_MB:-0} --runs 2 > "$WORK/mpi.txt" 2>&1
   echo "mpi: rc $?"
+  [ "${SINGLE_MB:-1000}" = 0 ] && exit 0  # SINGLE_MB=0: the MPI part only
   python3 bench/make_long_trace.py --trace "$BUNDLE/shared/traces/hta/nccl_2rank_a100/nccl_data.json.gz" \
     --size-mb ${SINGLE_MB:-1000} --out "$WORK/long.pt.trace.json" > /dev/null && gzip -6 -f "$WORK/long.pt.trace.json"
   for i in 1 2; do
