@@ -392,7 +392,8 @@ class PostingOps {
     const SliceTable& s = m.slices;
     for (uint32_t i = 0; i < s.size(); ++i) {
       if (s.kind[i] != ActivityKind::kHostOp) continue;
-      if (IsC10dPointToPointOp(m.Str(s.name[i]))) ops_.push_back({s.track[i], s.ts[i], SaturatingAdd(s.ts[i], s.dur[i]), i});
+      if (!IsC10dPointToPointOp(m.Str(s.name[i]))) continue;
+      ops_.push_back({s.track[i], s.ts[i], SaturatingAdd(s.ts[i], s.dur[i]), i});
     }
     std::sort(ops_.begin(), ops_.end());
   }
@@ -439,6 +440,7 @@ int32_t GlobalPeer(const DistributedInfo& d, int32_t group_rank) {
   for (const ProcessGroupConfig& g : d.pg_config) {
     if (std::find(g.ranks.begin(), g.ranks.end(), self) == g.ranks.end()) continue;
     if (static_cast<size_t>(group_rank) >= g.ranks.size() || g.ranks[group_rank] == self) continue;
+    if (g.ranks[group_rank] < 0 || g.ranks[group_rank] > INT32_MAX) continue;  // a hostile list
     answers.insert(g.ranks[group_rank]);
     if (PipelineDescription(g.desc)) pipeline.insert(g.ranks[group_rank]);
   }
