@@ -19,11 +19,19 @@ Faults (ground truth for issue 16's findings):
                                   padded batch each step (variable batch/sequence lengths): the
                                   slowest one changes from step to step
     --fault imbalance:DP          only data rank DP does so; the others compute 0.6 of it
+
+With --measure-steps N (slow-stage and slow-worker faults), after the profiled steps the job runs
+N unprofiled steps with the fault and N without, in alternating blocks of 2 (every rank switches
+at the same step), and rank 0 writes the median step time of each to PROFILE_DIR.measured.json
+(beside the traces' directory, which holds traces only): the saving that removing the fault
+measures, from the same processes at the same load.
 """
 
 import argparse
+import json
 import os
 import random
+import statistics
 import time
 
 import torch
@@ -31,25 +39,31 @@ import torch.distributed as dist
 import torch.nn as nn
 
 WIDTH = 256
-STATE = {"rows": None}  # rows of the padded micro-batch this step really computes (imbalance)
+STATE = {"rows": None,   # rows of the padded micro-batch this step really computes (imbalance)
+         "fault": True}  # whether the slow-stage / slow-worker fault is on (measured steps toggle it)
 
 
 class Block(nn.Module):
     """A few linear layers; with STATE["rows"] set, only that many rows of the batch are real."""
 
-    def __init__(self, layers, extra_s=0.0):
+    def __init__(self, layers, extra_s=0.0, extra_layers=0):
         super().__init__()
         self.layers = nn.Sequential(*[nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.Tanh()) for _ in range(layers)])
+        self.extra = nn.Sequential(*[nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.Tanh()) for _ in range(extra_layers)])
         self.extra_s = extra_s
 
+    def run(self, x):
+        x = self.layers(x)
+        return self.extra(x) if STATE["fault"] and len(self.extra) else x
+
     def forward(self, x):
-        if self.extra_s:
+        if self.extra_s and STATE["fault"]:
             burn_cpu(self.extra_s)
         rows = STATE["rows"]
         if rows is None or rows >= x.shape[0]:
-            return self.layers(x)
+            return self.run(x)
         # Padded batch: the padding rows pass through unchanged, so the shape sent on is fixed.
-        return torch.cat([self.layers(x[:rows]), x[rows:]], dim=0)
+        return torch.cat([self.run(x[:rows]), x[rows:]], dim=0)
 
 
 def burn_cpu(seconds):
@@ -108,6 +122,8 @@ def main():
     p.add_argument("--profile-wait", type=int, default=1)
     p.add_argument("--profile-active", type=int, default=4)
     p.add_argument("--fault", default="")
+    p.add_argument("--measure-steps", type=int, default=0,
+                   help="then N unprofiled steps with the fault and N without (PROFILE_DIR.measured.json)")
     args = p.parse_args()
 
     dist.init_process_group("gloo")
@@ -132,9 +148,9 @@ def main():
             dp_group = g
 
     kind, arg = parse_fault(args.fault)
-    layers = args.layers + (args.extra_layers if kind == "slow-stage" and stage == pp - 1 else 0)
+    extra_layers = args.extra_layers if kind == "slow-stage" and stage == pp - 1 else 0
     extra_s = args.slow_ms / 1000.0 if kind == "slow-worker" and int(arg) == rank else 0.0
-    module = Block(layers, extra_s)
+    module = Block(args.layers, extra_s, extra_layers)
     mb = args.batch_size // args.microbatches
     loss_fn = nn.MSELoss()
     prev_rank = rank - dp if stage > 0 else None
@@ -155,7 +171,13 @@ def main():
             schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active),
             on_trace_ready=lambda prof: prof.export_chrome_trace(out))
         profiler.start()
-    for step in range(args.steps):
+    measured = {True: [], False: []}
+    for step in range(args.steps + 2 * args.measure_steps):
+        measuring = step >= args.steps
+        if measuring:  # alternating blocks of 2 steps with and without the fault, the same on every rank
+            STATE["fault"] = ((step - args.steps) // 2) % 2 == 0
+            dist.barrier()
+            t0 = time.perf_counter()
         imbalanced = kind == "imbalance" and (arg == "all" or int(arg) == dp_index)
         # Variable batch / sequence lengths: an imbalanced data rank draws its share of the padded
         # batch each step (mean 0.6), the others always compute 0.6 of it.
@@ -169,12 +191,21 @@ def main():
             flat = torch.cat([(q.grad if q.grad is not None else torch.zeros_like(q)).reshape(-1) for q in module.parameters()])
             dist.all_reduce(flat, group=dp_group)
         opt.step()
-        if profiler:
+        if measuring:
+            dist.barrier()
+            measured[STATE["fault"]].append((time.perf_counter() - t0) * 1e3)
+        elif profiler:
             profiler.step()
-    if profiler:
-        profiler.stop()
+        if profiler and step == args.steps - 1:
+            profiler.stop()
+            profiler = None
     dist.barrier()
     dist.destroy_process_group()
+    if rank == 0 and args.measure_steps and args.profile_dir:
+        with open(os.path.normpath(args.profile_dir) + ".measured.json", "w") as f:
+            json.dump({"fault": args.fault, "steps_each": args.measure_steps,
+                       "with_fault_ms": statistics.median(measured[True]),
+                       "without_fault_ms": statistics.median(measured[False])}, f, indent=1)
     if rank == 0:
         print(f"trained {args.steps} steps on {world} ranks ({pp} stages x {dp} data ranks)")
 

@@ -93,8 +93,14 @@ def test_per_step_imbalance(run_rankscope, tmp_path):
 
 # Measured when the runs were recorded (docs/cluster.md, "Test runs"): the faulty run's step
 # minus the clean run's, i.e. what removing the fault saved.
-MEASURED_SAVING_MS = {"pp2dp2_slow_worker": 170.1 - 94.6, "pp2dp2_slow_stage": 122.0 - 94.6,
-                      "pp4_slow_worker": 126.5 - 79.4}
+MEASURED_SAVING_MS = {"pp2dp2_slow_worker": 170.1 - 94.6, "pp2dp2_slow_stage": 122.0 - 94.6}
+
+
+def measured_saving_ms(run):
+    """The 4-stage runs measured it themselves (pipeline_train.py --measure-steps): unprofiled steps
+    with and without the fault, in alternating blocks, in the same processes."""
+    m = json.loads((DATA / f"{run}.measured.json").read_text())
+    return m["with_fault_ms"] - m["without_fault_ms"]
 
 
 @pytest.mark.parametrize("run, kind, ranks", [("pp2dp2_slow_worker", "slow_worker", [1]),
@@ -126,20 +132,18 @@ def test_four_stages_pair_their_transfers_by_peer(run_rankscope, tmp_path, run):
     assert rep["max_step_error"] < 0.02
 
 
-def test_four_stages_slow_worker_is_its_stage_costed_by_the_replay(run_rankscope, tmp_path):
-    r = analyze(run_rankscope, tmp_path, "pp4_slow_worker")
-    top = r["findings"][0]
-    # One rank per stage: a slow worker is a slow stage.
-    assert top["kind"] == "slow_stage" and top["ranks"] == [1]
+@pytest.mark.parametrize("run, stage", [("pp4_slow_worker", 1), ("pp4_slow_stage", 3)])
+def test_four_stages_slow_stage_costed_by_the_replay(run_rankscope, tmp_path, run, stage):
+    """One rank per stage: a slow worker is a slow stage too. The replayed saving is within 30 %
+    of the one the run measured."""
+    top = analyze(run_rankscope, tmp_path, run)["findings"][0]
+    assert top["kind"] == "slow_stage" and top["ranks"] == [stage]
     assert top["cost"]["method"] == "what_if_replay"
-    measured = MEASURED_SAVING_MS["pp4_slow_worker"] * 1e6
+    measured = measured_saving_ms(run) * 1e6
     assert abs(top["cost"]["saving_ns"] - measured) <= 0.3 * measured, (top["cost"], measured)
 
 
-def test_four_stages_slow_stage_and_clean(run_rankscope, tmp_path):
-    top = analyze(run_rankscope, tmp_path, "pp4_slow_stage")["findings"][0]
-    assert top["kind"] == "slow_stage" and top["ranks"] == [3]
-    assert top["cost"]["method"] == "what_if_replay"
+def test_four_stages_clean(run_rankscope, tmp_path):
     # A stage whose balancing saves nothing in the replay is not named (the middle stages both
     # receive and send: more own work, all of it hidden in the pipeline's waits).
     assert analyze(run_rankscope, tmp_path, "pp4_clean")["findings"] == []
