@@ -35,6 +35,17 @@ for f in $(find "$SHARED/traces" -name '*.json.gz' -size -100k | sort); do
   cp "$f" "$SEEDS/$name.gz"
   { gzip -dc "$f" || true; } | head -c 65536 > "$SEEDS/$name.json"
 done
+# gloo point-to-point with record_shapes: c10d's send/recv name their peer in "Concrete Inputs".
+cat > "$SEEDS/p2p_peers.json" <<'JSON'
+{"distributedInfo": {"backend": "gloo", "rank": 1, "world_size": 4, "pg_config": [{"pg_name": "1", "pg_desc": "pp", "pg_size": 4, "ranks": [0, 1, 2, 3]}]},
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 0, "dur": 9000},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::recv_", "pid": 1, "tid": 1, "ts": 10, "dur": 160, "args": {"Concrete Inputs": ["", "", "0", "0"]}},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:recv", "pid": 1, "tid": 1, "ts": 150, "dur": 5700, "args": {"Input Dims": [[64, 256]], "Input type": ["float"]}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::send", "pid": 1, "tid": 1, "ts": 6000, "dur": 4000, "args": {"Concrete Inputs": ["", "", "2", "0"]}},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:send", "pid": 1, "tid": 1, "ts": 8000, "dur": 40, "args": {"Input Dims": [[64, 256]], "Input type": ["float"]}}
+ ]}
+JSON
 run fuzz_kineto_reader "$READER_SECONDS" "$SEEDS"
 
 # Daemon seeds: the first byte picks the parser (0 Kineto datagram, 1 request body, 2 hosts file,
