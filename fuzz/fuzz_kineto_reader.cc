@@ -1,5 +1,6 @@
 // libFuzzer target for the trace reader: any bytes (plain or gzip) must give a model or a
-// clear error, never a crash, hang, leak or undefined behaviour.
+// clear error, never a crash, hang, leak or undefined behaviour; and the same bytes parsed on
+// several threads (ReaderOptions::parse_threads) must give the same answer.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -24,6 +25,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     volatile size_t sink = sum;
     (void)sink;
+  }
+  options.parse_threads = 2;
+  auto parallel = rankscope::ReadTraceBytes(
+      std::string_view(reinterpret_cast<const char*>(data), size), "fuzz-input", options);
+  if (parallel.ok() != model.ok()) __builtin_trap();
+  if (!model.ok() && parallel.status().message() != model.status().message()) __builtin_trap();
+  if (model.ok() && (parallel->stats.elements != model->stats.elements ||
+                     parallel->slices.name != model->slices.name || parallel->strings.size() != model->strings.size() ||
+                     parallel->stats.skipped.total() != model->stats.skipped.total())) {
+    __builtin_trap();
   }
   return 0;
 }

@@ -69,22 +69,32 @@ if [ "$MODE" = scale ]; then
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s:%s exec %s "$@"\n' "$BUNDLE/lib" "$M/libs" "$BUNDLE/bin/rankscope" > "$WORK/bin/rankscope"
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$BUNDLE/lib" "$BUNDLE/bin/rankscope_ingest_bench" > "$WORK/bin/ingest_bench"
   chmod +x "$WORK"/bin/*
-  export OPAL_PREFIX=$M OMPI_MCA_mca_base_component_show_load_errors=0 OMPI_MCA_hwloc_base_binding_policy=none
-  PATH="$WORK/bin:$PATH" RANKSCOPE_BIN="$WORK/bin/rankscope" RANKSCOPE_SHARED="$BUNDLE/shared" \
-    python3 bench/scale_bench.py --skip reduce,sizes,node --mpi-ranks ${MPI_RANKS:-128} \
-      --mpi-procs ${MPI_PROCS:-1,2,4,8} --mpi-source-mb ${MPI_SOURCE_MB:-0} --runs 2 > "$WORK/mpi.txt" 2>&1
-  echo "mpi: rc $?"
+  if [ "${MPI:-1}" = 1 ]; then  # MPI=0: the single-file part only
+    export OPAL_PREFIX=$M OMPI_MCA_mca_base_component_show_load_errors=0 OMPI_MCA_hwloc_base_binding_policy=none
+    PATH="$WORK/bin:$PATH" RANKSCOPE_BIN="$WORK/bin/rankscope" RANKSCOPE_SHARED="$BUNDLE/shared" \
+      python3 bench/scale_bench.py --skip reduce,sizes,node --mpi-ranks ${MPI_RANKS:-128} \
+        --mpi-procs ${MPI_PROCS:-1,2,4,8} --mpi-source-mb ${MPI_SOURCE_MB:-0} --runs 2 > "$WORK/mpi.txt" 2>&1
+    echo "mpi: rc $?"
+  fi
   [ "${SINGLE_MB:-1000}" = 0 ] && exit 0  # SINGLE_MB=0: the MPI part only
+  # One big trace: read on one thread (--no-pipeline), with the inflate on its own thread
+  # (pipelined), and parsed on P threads besides (--parse-threads P), alternately, twice each.
   python3 bench/make_long_trace.py --trace "$BUNDLE/shared/traces/hta/nccl_2rank_a100/nccl_data.json.gz" \
-    --size-mb ${SINGLE_MB:-1000} --out "$WORK/long.pt.trace.json" > /dev/null && gzip -6 -f "$WORK/long.pt.trace.json"
+    --size-mb ${SINGLE_MB:-1000} --out "$WORK/long.pt.trace.json" > /dev/null && gzip -6 -k -f "$WORK/long.pt.trace.json"
   for i in 1 2; do
-    for mode in pipelined --no-pipeline; do
-      flag=$mode; [ $mode = pipelined ] && flag=
-      TIMEFORMAT="$mode: wall %R s, user %U s, sys %S s"
-      { time "$WORK/bin/ingest_bench" --threads 1 --repeat 1 $flag "$WORK/long.pt.trace.json.gz"; } >> "$WORK/single_file.txt" 2>&1
+    for mode in --no-pipeline ${PARSE_THREADS:-1 2 3 4 6 8}; do
+      flag=$mode; [ $mode = --no-pipeline ] || flag="--parse-threads $mode"
+      for file in long.pt.trace.json.gz long.pt.trace.json; do
+        echo "== $file $flag" >> "$WORK/single_file.txt"
+        "$WORK/bin/ingest_bench" --threads 1 --repeat 1 $flag "$WORK/$file" 2>&1 | tail -1 >> "$WORK/single_file.txt"
+      done
     done
   done
-  rm -f "$WORK/long.pt.trace.json.gz"
+  for threads in 1 2 4 8; do  # the whole analysis of the one file (the engine gives spare threads to the parse)
+    TIMEFORMAT="rankscope analyze --threads $threads: wall %R s, user %U s, sys %S s"
+    { time "$WORK/bin/rankscope" analyze --threads $threads "$WORK/long.pt.trace.json.gz" > /dev/null 2>&1; } 2>> "$WORK/single_file.txt"
+  done
+  rm -f "$WORK/long.pt.trace.json.gz" "$WORK/long.pt.trace.json"
   echo "single file: done"
   exit 0
 fi

@@ -75,6 +75,15 @@ void JoinNodeTelemetry(const JobInputs& in, JobReport* report) {
   for (Finding& f : analysis::FindTelemetryIssues(report->telemetry)) report->findings.push_back(std::move(f));
 }
 
+// Fewer files than threads (one big trace, rank 0's often): the spare threads parse inside the
+// files (ReaderOptions::parse_threads). Beyond 4 the in-order build of the model is the limit
+// (bench/README.md, "Single-file speed-up").
+unsigned ParseThreadsPerFile(size_t files, unsigned threads) {
+  constexpr unsigned kMostUseful = 4;
+  if (files == 0 || files >= threads) return 1;
+  return std::min<unsigned>(kMostUseful, threads / static_cast<unsigned>(files));
+}
+
 }  // namespace
 
 StatusOr<std::vector<MappedFile>> MapJobFiles(const std::vector<std::string>& files, const AnalyzeOptions& options,
@@ -85,6 +94,7 @@ StatusOr<std::vector<MappedFile>> MapJobFiles(const std::vector<std::string>& fi
   const bool summaries_stand_for_traces = options.use_summaries && hook == nullptr;  // a hook needs the model
   std::vector<MappedFile> out(files.size());
   if (progress) progress->Start(files.size());
+  const unsigned parse_threads = ParseThreadsPerFile(files.size(), options.threads);
   ParallelFor(files.size(), options.threads, [&](size_t i) {
     if (summary::IsSummaryPath(files[i])) {
       out[i] = hook ? MappedFile{std::nullopt,
@@ -96,11 +106,11 @@ StatusOr<std::vector<MappedFile>> MapJobFiles(const std::vector<std::string>& fi
         out[i].summary = std::move(current);
       } else {
         std::string warning = std::move(out[i].warning);
-        out[i] = MapTrace(files[i], rank_options, hook);
+        out[i] = MapTrace(files[i], rank_options, hook, parse_threads);
         out[i].warning = std::move(warning);
       }
     } else {
-      out[i] = MapTrace(files[i], rank_options, hook);
+      out[i] = MapTrace(files[i], rank_options, hook, parse_threads);
     }
     if (progress) progress->FileDone();
   });

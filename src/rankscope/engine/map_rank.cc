@@ -27,10 +27,12 @@ StatusOr<AnalysisOptions> RankOptions(const AnalyzeOptions& opt, const CommPatte
   return a;
 }
 
-MappedFile MapTrace(const std::string& file, const AnalysisOptions& a, const RankHook* hook) {
+MappedFile MapTrace(const std::string& file, const AnalysisOptions& a, const RankHook* hook, unsigned parse_threads) {
   MappedFile out;
   const auto t0 = std::chrono::steady_clock::now();
-  auto model = ReadTrace(file, hook ? hook->reader : ReaderOptions{});
+  ReaderOptions reader = hook ? hook->reader : ReaderOptions{};
+  reader.parse_threads = parse_threads;
+  auto model = ReadTrace(file, reader);
   const int64_t ingest_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   if (!model.ok()) {

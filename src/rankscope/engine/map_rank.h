@@ -16,7 +16,9 @@ namespace rankscope {
 StatusOr<AnalysisOptions> RankOptions(const AnalyzeOptions& options, const CommPatterns* patterns);
 
 // Reads and analyses one trace (`hook` may be null); records the read time in the summary.
-MappedFile MapTrace(const std::string& file, const AnalysisOptions& options, const RankHook* hook);
+// parse_threads: ReaderOptions::parse_threads.
+MappedFile MapTrace(const std::string& file, const AnalysisOptions& options, const RankHook* hook,
+                    unsigned parse_threads = 1);
 
 // Reads a summary file; it must have been made with `options_key` (SummaryOptionsKey).
 MappedFile MapSummaryFile(const std::string& file, const std::string& options_key);

@@ -17,6 +17,11 @@ struct ReaderOptions {
   // Keep every CPU op's "Input Dims" and "Input type" (record_shapes=True) as interned text in
   // TraceModel::op_shapes. Off by default: only `rankscope compare` aligns operators on shapes.
   bool keep_op_shapes = false;
+  // Threads that parse this one trace. 1: the reading thread parses it. N > 1: N parse threads
+  // take its chunks while the reading thread cuts them and builds the model from their results
+  // in file order (the same model; kineto/parallel_chunk_parser.h). The engine gives a file
+  // more than one when there are more threads than files to read.
+  unsigned parse_threads = 1;
 };
 
 }  // namespace rankscope

@@ -8,6 +8,7 @@
 #include "rankscope/base/decimal.h"
 #include "rankscope/base/parse_int.h"
 #include "rankscope/ingest/kineto/categories.h"
+#include "rankscope/ingest/trace_model.h"
 
 namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 namespace {
@@ -585,14 +586,14 @@ size_t EventParser::ParseWhole(const char* doc_text, size_t len, size_t capacity
     od::object object;
     const error_code e = element.get_object().get(object);
     if (IsTypeError(e)) {
-      builder_->Skip("traceEvents element is not an object", element_offset);
+      sink_->Skip("traceEvents element is not an object", element_offset);
       ++done;
       continue;
     }
     if (e) return fail(e);
     event_.Reset(element_offset);
     if (auto pe = ParseEvent(object, event_)) return fail(pe);
-    builder_->Add(event_);
+    sink_->Add(event_, EventSink::Views::kUntilNextChunk);
     ++done;
   }
   if (!AtEnd(doc)) *error = "unexpected content after the last element";
@@ -606,13 +607,13 @@ void EventParser::ParseSingle(std::string_view element, uint64_t offset) {
   od::object object;
   RawEvent& ev = event_;
   ev.Reset(offset);
-  error_code e = parser_.iterate(buffer_.data(), element.size(), buffer_.size()).get(doc);
+  error_code e = single_parser_.iterate(buffer_.data(), element.size(), buffer_.size()).get(doc);
   if (!e) e = doc.get_object().get(object);
-  if (IsTypeError(e)) return builder_->Skip("traceEvents element is not an object", offset);
+  if (IsTypeError(e)) return sink_->Skip("traceEvents element is not an object", offset);
   if (!e) e = ParseEvent(object, ev);
   if (!e && !AtEnd(doc)) e = simdjson::TRAILING_CONTENT;
-  if (e) return builder_->Skip(fmt::format("malformed event: {}", simdjson::error_message(e)), offset);
-  builder_->Add(ev);
+  if (e) return sink_->Skip(fmt::format("malformed event: {}", simdjson::error_message(e)), offset);
+  sink_->Add(ev, EventSink::Views::kDuringCall);  // the next element reuses the parser
 }
 
 // Splits `elements` at top-level commas (outside strings and brackets).
@@ -624,7 +625,7 @@ void EventParser::ParseOneByOne(std::string_view elements, uint64_t offset, size
     while (b < e && (elements[b] == ' ' || elements[b] == '\n' || elements[b] == '\r' || elements[b] == '\t')) ++b;
     while (e > b && (elements[e - 1] == ' ' || elements[e - 1] == '\n' || elements[e - 1] == '\r' || elements[e - 1] == '\t')) --e;
     if (index++ < already_done) return;
-    if (b == e) return builder_->Skip("empty traceEvents element", offset + b);
+    if (b == e) return sink_->Skip("empty traceEvents element", offset + b);
     ParseSingle(elements.substr(b, e - b), offset + b);
   };
   for (size_t i = 0; i < elements.size(); ++i) {
@@ -659,7 +660,7 @@ void EventParser::ParseChunk(char* data, size_t size, size_t slack, uint64_t off
 }
 
 bool EventParser::TryParseChunk(char* data, size_t size, size_t slack, uint64_t offset) {
-  const ModelBuilder::Checkpoint checkpoint = builder_->MakeCheckpoint();
+  sink_->BeginTentative();
   const char before = data[-1], after = data[size];
   data[-1] = '[';
   data[size] = ']';
@@ -667,8 +668,11 @@ bool EventParser::TryParseChunk(char* data, size_t size, size_t slack, uint64_t 
   ParseWhole(data - 1, size + 2, size + 1 + slack, offset, &error);
   data[-1] = before;
   data[size] = after;
-  if (error.empty()) return true;
-  builder_->Rollback(checkpoint);
+  if (error.empty()) {
+    sink_->CommitTentative();
+    return true;
+  }
+  sink_->AbandonTentative();
   return false;
 }
 

@@ -1,7 +1,8 @@
 // EventParser: reads a chunk of traceEvents elements with simdjson On-Demand.
 //
 // The tokenizer hands over chunks of whole elements wrapped as "[e0,e1,...]". The parser reads
-// the fields rankscope uses into a RawEvent and passes it to the ModelBuilder; everything else
+// the fields rankscope uses into a RawEvent and passes it to its sink (the ModelBuilder, or a
+// RecordedEvents when several threads parse one trace); everything else
 // is skipped without being materialised. If a chunk is not valid JSON (corrupt bytes, invalid
 // UTF-8, too deep), it is split into single elements and each is parsed on its own, so one bad
 // event costs one skipped event, not the file. Compiled once per CPU target.
@@ -11,7 +12,7 @@
 
 #include <string>
 
-#include "rankscope/ingest/kineto/model_builder.h"
+#include "rankscope/ingest/kineto/event_sink.h"
 #include "rankscope/ingest/kineto/raw_event.h"
 
 #ifndef RANKSCOPE_TARGET_NS
@@ -23,8 +24,8 @@ namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 class EventParser {
  public:
   // keep_op_shapes: read "Input Dims" / "Input type" of every op as text (ReaderOptions).
-  explicit EventParser(ModelBuilder* builder, bool keep_op_shapes = false)
-      : builder_(builder), keep_op_shapes_(keep_op_shapes) {}
+  explicit EventParser(EventSink* sink, bool keep_op_shapes = false)
+      : sink_(sink), keep_op_shapes_(keep_op_shapes) {}
 
   // data[0, size) holds whole elements separated by commas; `offset` is the stream offset of
   // data[0]. data[-1] and data[size .. size + slack) must be writable: the chunk is parsed in
@@ -49,9 +50,12 @@ class EventParser {
   simdjson::error_code ReadTextOrArray(simdjson::ondemand::value value, std::string_view* out,
                                        std::string* storage);
 
-  ModelBuilder* builder_;
+  EventSink* sink_;
   bool keep_op_shapes_;
   simdjson::ondemand::parser parser_;
+  // The corrupt-chunk path parses elements one at a time with this one, so the views of the
+  // chunk's elements parsed before (in parser_'s string buffer) stay valid (EventSink::Views).
+  simdjson::ondemand::parser single_parser_;
   RawEvent event_;  // reused for every element (Reset() instead of re-initialising ~500 bytes)
   std::string buffer_;  // a single element + padding (the fallback path)
   // Arrays that we keep as text ("Process Group Ranks": [0, 1]) are rendered here.

@@ -5,22 +5,38 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <unordered_map>
 
 #include "rankscope/ingest/kineto/categories.h"
+#include "rankscope/ingest/kineto/event_sink.h"
 #include "rankscope/ingest/kineto/raw_event.h"
 #include "rankscope/ingest/trace_model.h"
 
 namespace rankscope::kineto {
 
-class ModelBuilder {
+class ModelBuilder final : public EventSink {
  public:
   explicit ModelBuilder(TraceModel* model) : model_(model) {}
 
   void Add(const RawEvent& ev);
+  void Add(const RawEvent& ev, Views) override { Add(ev); }  // used before the call returns
   // Adds the per-spelling counts kept while reading to model->stats.by_category.
   void Finish();
 
+  // Counts an element that could not be parsed at all.
+  void Skip(const std::string& reason, uint64_t offset) override {
+    ++model_->stats.elements;
+    model_->stats.skipped.Add(reason, offset);
+  }
+  void BeginTentative() override { tentative_ = MakeCheckpoint(); }
+  void CommitTentative() override { tentative_.reset(); }
+  void AbandonTentative() override {
+    if (tentative_) Rollback(*tentative_);
+    tentative_.reset();
+  }
+
+ private:
   // Everything Add() can append to, so that a chunk parsed on a guess can be taken back.
   // Interned strings, tracks and process names are kept: they are idempotent.
   struct Checkpoint {
@@ -30,13 +46,7 @@ class ModelBuilder {
   };
   Checkpoint MakeCheckpoint() const;
   void Rollback(const Checkpoint& checkpoint);
-  // Counts an element that could not be parsed at all.
-  void Skip(const std::string& reason, uint64_t offset) {
-    ++model_->stats.elements;
-    model_->stats.skipped.Add(reason, offset);
-  }
 
- private:
   struct TrackKey {
     JsonId pid, tid;
     bool operator==(const TrackKey&) const = default;
@@ -71,6 +81,7 @@ class ModelBuilder {
   std::unordered_map<int64_t, uint32_t> string_process_index_;
   TrackKey last_key_{};
   uint32_t last_track_ = 0xFFFFFFFFu;
+  std::optional<Checkpoint> tentative_;
 };
 
 }  // namespace rankscope::kineto

@@ -230,7 +230,11 @@ Status TraceTokenizer::ReadEvents(uint64_t* pos_io) {
     // Most chunks end at a guessed boundary that the parser confirms: cheaper than scanning
     // every byte for strings and brackets. A wrong guess never parses (an unclosed string or
     // object); the model is then left untouched and the chunk is cut exactly.
-    RANKSCOPE_ASSIGN_OR_RETURN(const uint64_t guess, GuessCut(chunk_start));
+    // A chunk parsed on another thread is past taking back, so it is cut exactly.
+    uint64_t guess = kNone;
+    if (options_.parse_threads <= 1) {
+      RANKSCOPE_ASSIGN_OR_RETURN(guess, GuessCut(chunk_start));
+    }
     if (guess != kNone) {
       uint64_t begin = chunk_start;
       if (!ChunkBounds(&begin, guess)) {
