@@ -2,6 +2,7 @@
 // skipped-and-counted events, never a crash, a hang or a silently wrong model.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <random>
 
 #include "rankscope/ingest/read_trace.h"
@@ -67,6 +68,29 @@ TEST(BadInputTest, TruncatedAndCorruptGzip) {
   flipped[gz.size() / 2] ^= 0x55;
   EXPECT_NE(ErrorOf(flipped).find("gzip"), std::string::npos);
   EXPECT_NE(ErrorOf(gz + "garbage").find("after the end of the gzip stream"), std::string::npos);
+}
+
+// A gzip stream whose checksum is wrong names the corruption whatever the chunk size, so wherever
+// the read that meets it falls (a guessed chunk end used to swallow the error, and the inflater
+// then answered "end of stream": the file was blamed as cut short); one thread or several.
+TEST(BadInputTest, ACorruptGzipChecksumIsNamedAtEveryChunkSize) {
+  std::string json = "{\"traceEvents\": [";
+  for (int i = 0; i < 400; ++i) {
+    json += fmt::format("{}{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op{}\", \"pid\": 1, \"tid\": 1, "
+                        "\"ts\": {}, \"dur\": 1}}", i ? "," : "", i % 7, i * 2);
+  }
+  json += "]}";
+  std::string gz = testing::Gzip(json);
+  gz[gz.size() - 8] ^= 0x01;  // the CRC-32 of the trailer
+  for (size_t chunk = 200; chunk <= 6000; chunk += 173) {
+    for (unsigned threads : {1u, 3u}) {
+      ReaderOptions options;
+      options.chunk_bytes = chunk;
+      options.parse_threads = threads;
+      const std::string msg = ErrorOf(gz, options);
+      EXPECT_NE(msg.find("CRC"), std::string::npos) << chunk << " B chunks, " << threads << " threads: " << msg;
+    }
+  }
 }
 
 TEST(BadInputTest, MalformedEventsAreSkippedAndCounted) {

@@ -271,6 +271,8 @@ StatusOr<uint64_t> TraceTokenizer::GuessCut(uint64_t chunk_start) {
     // Enough bytes after p to see "}  ,  {" (+ a little whitespace) without another refill.
     if (p + 64 > Limit()) {
       auto more = Refill(chunk_start - 1);
+      // A read error (corrupt gzip) is the answer: a source need not repeat it on the next read.
+      if (!more.ok() && more.status().code() != StatusCode::kOutOfRange) return more.status();
       if (!more.ok() || !*more) return kNone;  // too big or the end: the exact scan decides
       continue;
     }
