@@ -152,5 +152,39 @@ TEST(ParallelFindings, PerStepImbalanceNeedsAChangingSlowestRank) {
   for (const Finding& x : Find(ranks, InferLayout(ranks, nullptr))) EXPECT_NE(x.kind, FindingKind::kPerStepImbalance);
 }
 
+// Stage 0's rank 0 has the larger median (40 vs 25 ms) but is faster than rank 1 in two of six
+// steps: its median comes from the steps' draws (variable batch lengths on two data ranks), so it
+// is a per-step imbalance, not a slow worker. Slower in every step but one, it is a slow worker.
+TEST(ParallelFindings, ASlowerMedianFromTheStepsDrawsIsAnImbalanceNotASlowWorker) {
+  std::vector<RankSummary> ranks;
+  ranks.push_back(Rank(0, Groups(0), {40, 40, 40, 20, 20, 40}));
+  ranks.push_back(Rank(1, Groups(1), {20, 20, 30, 30, 30, 20}));
+  ranks.push_back(Rank(2, Groups(2), {30, 30, 30, 30, 30, 30}));
+  ranks.push_back(Rank(3, Groups(3), {30, 30, 30, 30, 30, 30}));
+  std::vector<FindingKind> kinds;
+  for (const Finding& x : Find(ranks, InferLayout(ranks, nullptr))) {
+    kinds.push_back(x.kind);
+    if (x.kind == FindingKind::kPerStepImbalance) EXPECT_EQ(x.ranks, (std::vector<int64_t>{0, 1}));
+  }
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), FindingKind::kPerStepImbalance), kinds.end());
+  EXPECT_EQ(std::find(kinds.begin(), kinds.end(), FindingKind::kSlowWorker), kinds.end());
+
+  ranks[0] = Rank(0, Groups(0), {40, 40, 40, 40, 20, 40});  // faster in one step only
+  ranks[1] = Rank(1, Groups(1), {20, 20, 30, 30, 30, 20});
+  kinds.clear();
+  for (const Finding& x : Find(ranks, InferLayout(ranks, nullptr))) {
+    kinds.push_back(x.kind);
+    if (x.kind == FindingKind::kSlowWorker) {
+      EXPECT_EQ(x.ranks, (std::vector<int64_t>{0}));
+      const Evidence* e = x.FindEvidence(EvidenceKind::kLocalTime);
+      ASSERT_NE(e, nullptr);
+      EXPECT_EQ(e->Get("slower_steps"), 5);
+      EXPECT_EQ(e->Get("steps"), 6);
+    }
+  }
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), FindingKind::kSlowWorker), kinds.end());
+  EXPECT_EQ(std::find(kinds.begin(), kinds.end(), FindingKind::kPerStepImbalance), kinds.end());
+}
+
 }  // namespace
 }  // namespace rankscope

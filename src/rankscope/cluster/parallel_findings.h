@@ -32,6 +32,8 @@ namespace rankscope {
 
 // In most steps = at least this share of the steps compared.
 inline constexpr double kMostStepsShare = 0.5;
+// A stage of at most this many ranks compares per-step draws, not medians (PerStepImbalances).
+inline constexpr size_t kFewRanks = 3;
 
 struct StageStats {
   int64_t stage = 0;

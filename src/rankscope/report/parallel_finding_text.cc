@@ -34,9 +34,12 @@ std::string ParallelFindingTitle(const Finding& f) {
     }
     case FindingKind::kSlowWorker: {
       const Evidence* e = f.FindEvidence(EvidenceKind::kLocalTime);
-      return fmt::format("{} is slower than the other ranks of pipeline stage {}: {}{} of its own work vs {}",
+      const std::string steps = e && e->Has("steps") ? fmt::format(", slower in {:.0f} of {:.0f} steps",
+                                                                    e->Get("slower_steps"), e->Get("steps"))
+                                                      : "";
+      return fmt::format("{} is slower than the other ranks of pipeline stage {}: {}{} of its own work vs {}{}",
                          Ranks(f.ranks), f.subject, D(e ? e->Get("local_ns") : 0), Per(f),
-                         D(e ? e->Get("median_local_ns") : 0));
+                         D(e ? e->Get("median_local_ns") : 0), steps);
     }
     case FindingKind::kPerStepImbalance: {
       const Evidence* e = f.FindEvidence(EvidenceKind::kStepImbalance);
