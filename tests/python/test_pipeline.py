@@ -5,6 +5,7 @@ tests/data/pipeline/<run>/ are traces recorded on this machine with workloads/pi
   pp2dp2_slow_stage     2 stages x 2 data ranks, 4 extra layers on the last stage
   pp2dp2_slow_worker    2 x 2, rank 1 burns 15 ms of extra compute per forward
   pp2dp2_imbalance_one  2 x 2, data rank 1 computes a random share of its batch each step
+  pp2dp2_imbalance_all  2 x 2, every data rank does (8 steps, 6 profiled)
   pp4_slow_stage        4 stages x 1, 4 extra layers on the last stage   } recorded with record_shapes:
   pp4_slow_worker       4 x 1, rank 1 burns 15 ms per forward            } c10d's send/recv name
   pp4_clean             4 x 1, no fault                                  } their peer
@@ -91,6 +92,16 @@ def test_per_step_imbalance(run_rankscope, tmp_path):
     imb = findings(r, "per_step_imbalance")
     assert sorted(f["ranks"] for f in imb) == [[0, 1], [2, 3]]
     assert r["findings"][0]["kind"] == "per_step_imbalance"
+    assert not findings(r, "slow_worker")
+
+
+def test_per_step_imbalance_on_every_data_rank(run_rankscope, tmp_path):
+    """Every data rank draws its share: both stages imbalanced, no slow worker although rank 3 was
+    the slowest of stage 1 in 4 of 6 steps (its median 14 % above its peer's)."""
+    r = analyze(run_rankscope, tmp_path, "pp2dp2_imbalance_all")
+    imb = findings(r, "per_step_imbalance")
+    assert sorted(f["ranks"] for f in imb) == [[0, 1], [2, 3]]
+    assert [f["kind"] for f in r["findings"][:2]] == ["per_step_imbalance"] * 2
     assert not findings(r, "slow_worker")
 
 
