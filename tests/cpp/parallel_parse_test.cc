@@ -184,6 +184,23 @@ TEST(ParallelParseTest, AHostileTraceAtManyChunkSizes) {
   }
 }
 
+// A chunk made of one 3 MB element among small ones: its memory is given back after it is
+// built (ParallelChunkParser), and the chunks that reuse its slot still give the same model.
+TEST(ParallelParseTest, AHugeElementAmongSmallOnes) {
+  std::string json = HostileTrace(600);
+  const std::string huge = fmt::format(
+      R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 1, "tid": 2, "ts": 1, "dur": 1}},)", std::string(3 << 20, 'h'));
+  const size_t at = json.find("[") + 1;
+  json.insert(json.find(",\n", at + 20000) + 2, huge);
+  auto one = ReadTraceBytes(json, "huge.json", Options(1, 4096));
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  for (unsigned threads : {2u, 3u}) {
+    auto many = ReadTraceBytes(json, "huge.json", Options(threads, 4096));
+    ASSERT_TRUE(many.ok()) << many.status().message();
+    ExpectSameModel(*one, *many);
+  }
+}
+
 TEST(ParallelParseTest, ATruncatedTraceFailsWithTheSameErrorAndKeepsTheSameEvents) {
   const std::string json = HostileTrace(3000);
   for (size_t cut : {json.size() / 3, json.size() / 2 + 17, json.size() - 40}) {

@@ -45,7 +45,7 @@ Status ReadOnThisThread(TraceTokenizer& tokenizer, const ReaderOptions& options,
 // one (parallel_chunk_parser.h). Without threads to start, read on this one.
 Status ReadInParallel(TraceTokenizer& tokenizer, const ReaderOptions& options, ModelBuilder* builder,
                       TraceModel* model) {
-  ParallelChunkParser parallel(options.keep_op_shapes, options.parse_threads);
+  ParallelChunkParser parallel(options.keep_op_shapes, options.parse_threads, options.chunk_bytes);
   Status status;
   auto cut = [&] {
     status = tokenizer.Run(

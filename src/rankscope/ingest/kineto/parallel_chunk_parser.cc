@@ -8,7 +8,8 @@
 
 namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 
-ParallelChunkParser::ParallelChunkParser(bool keep_op_shapes, unsigned threads) : keep_op_shapes_(keep_op_shapes) {
+ParallelChunkParser::ParallelChunkParser(bool keep_op_shapes, unsigned threads, size_t chunk_bytes)
+    : keep_op_shapes_(keep_op_shapes), chunk_bytes_(chunk_bytes) {
   for (unsigned i = 0; i < threads; ++i) {
     try {
       threads_.emplace_back([this] { Work(); });
@@ -114,6 +115,11 @@ void ParallelChunkParser::BuildInOrder(ModelBuilder* builder, TraceModel* model)
       ApplyTopLevelValue(oldest->key, oldest->value, oldest->offset, model);
     } else {
       oldest->events.Replay(builder);
+      if (oldest->bytes.capacity() > 4 * chunk_bytes_ + (1u << 20)) {  // one huge element: not kept for reuse
+        std::vector<char>().swap(oldest->bytes);
+        oldest->parser.reset();
+        oldest->events = RecordedEvents();
+      }
     }
     {
       std::lock_guard lock(mu_);

@@ -11,7 +11,8 @@
 // Bounded: at most 2 x threads + 2 items are queued; the cutter waits for the builder beyond
 // that. Each chunk holds its bytes (chunk_bytes), a simdjson parser sized for them (~5x) and its
 // events: ~1,000 per 256 KB of Kineto JSON (~0.5 MB); a hostile trace of empty objects packs
-// ~85,000 (~40 MB). Compiled once per CPU target.
+// ~85,000 (~40 MB). A chunk made big by one huge element (up to max_event_bytes) gives its memory
+// back once built. Compiled once per CPU target.
 #pragma once
 
 #include <condition_variable>
@@ -35,8 +36,9 @@ namespace rankscope::kineto::RANKSCOPE_TARGET_NS {
 
 class ParallelChunkParser {
  public:
-  // Starts `threads` parse threads; started() is false if none could be.
-  ParallelChunkParser(bool keep_op_shapes, unsigned threads);
+  // Starts `threads` parse threads; started() is false if none could be. `chunk_bytes`: the
+  // tokenizer's target chunk size (ReaderOptions).
+  ParallelChunkParser(bool keep_op_shapes, unsigned threads, size_t chunk_bytes);
   ~ParallelChunkParser();
   ParallelChunkParser(const ParallelChunkParser&) = delete;
   ParallelChunkParser& operator=(const ParallelChunkParser&) = delete;
@@ -73,6 +75,7 @@ class ParallelChunkParser {
   void Queue(std::unique_ptr<Item> item, bool to_parse);
 
   const bool keep_op_shapes_;
+  const size_t chunk_bytes_;
   size_t max_queued_ = 1;
   std::mutex mu_;
   std::condition_variable work_ready_, item_done_, room_;
