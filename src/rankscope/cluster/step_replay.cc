@@ -84,8 +84,8 @@ class SplitByLayout {
       }
     }
   }
-  int32_t PartOf(uint32_t rank, std::string_view op, bool group_named) const {
-    if (group_named) return -1;
+  int32_t PartOf(uint32_t rank, std::string_view op, bool whole) const {
+    if (whole) return -1;
     return IsPointToPointOp(op) ? pipeline_[rank] : data_[rank];
   }
 
@@ -154,7 +154,7 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
     const MatchedCollective& mc = matching.instances[m];
     if (mc.participants.size() < 2) continue;
     // A named group, or a transfer paired by its two ends, is one instance already.
-    const bool named = !matching.groups[mc.group].ranks.empty() || mc.pair;
+    const bool whole = !matching.groups[mc.group].ranks.empty() || mc.pair;
     for (const Participant& p : mc.participants) {
       const RankSummary& rs = ranks[p.rank];
       const CollectiveInstance& c = rs.collectives[p.instance];
@@ -173,7 +173,7 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
         }
       }
       if (s < 0) continue;
-      const int32_t part = split.PartOf(p.rank, op, named);
+      const int32_t part = split.PartOf(p.rank, op, whole);
       parts[p.rank][static_cast<size_t>(s)].push_back({start, end, m, p.instance, part});
       PartCount& n = part_count[key_of(m, part)];
       ++n.members;

@@ -108,10 +108,6 @@ struct CollectiveInfo {
   StringId out_split = StringPool::kEmptyId;
 };
 
-// A CPU op's input shapes and types (record_shapes=True), read only with
-// ReaderOptions::keep_op_shapes: "Input Dims" and "Input type" as interned JSON text, as written
-// (e.g. `[[64, 256], [512, 256], [512]]` and `["float", "float", "float"]`). Traces repeat a few
-// shapes many times, so consumers normalise the text once per distinct id.
 // The peer of a c10d point-to-point op (IsC10dPointToPointOp), as a rank of the op's process
 // group (the trace does not say which group: the rank summary resolves it).
 struct P2pPeer {
@@ -119,6 +115,10 @@ struct P2pPeer {
   int32_t group_rank = -1;
 };
 
+// A CPU op's input shapes and types (record_shapes=True), read only with
+// ReaderOptions::keep_op_shapes: "Input Dims" and "Input type" as interned JSON text, as written
+// (e.g. `[[64, 256], [512, 256], [512]]` and `["float", "float", "float"]`). Traces repeat a few
+// shapes many times, so consumers normalise the text once per distinct id.
 struct OpShape {
   uint32_t slice = 0;
   StringId dims = StringPool::kEmptyId;
