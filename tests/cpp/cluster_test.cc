@@ -457,6 +457,38 @@ TEST(FunctionOutliers, ZerosCappedTablesThreadsAndDeepestPaths) {
   EXPECT_EQ(FindFunctionOutliers(ranks, metrics, {3.0, 0.10}, 27 * kMs).size(), 1u);
 }
 
+// In a pipelined job a rank is compared with the ranks that run the same layers.
+TEST(FunctionOutliers, StageAwareInAPipeline) {
+  auto with_op = [](int r, const char* name, double ms_per_step) {
+    RankSummary s = MakeRank(r);
+    s.cpu_ops.rows.push_back({name, "", ActivityClass::kNone, 8, 0, 1 * kMs, 0, 0, static_cast<int64_t>(4 * ms_per_step * kMs)});
+    return s;
+  };
+  auto find = [](const std::vector<RankSummary>& ranks, const std::vector<int64_t>& stage_of) {
+    std::vector<RankMetrics> metrics;
+    for (const RankSummary& r : ranks) metrics.push_back(ComputeRankMetrics(r, true));
+    return FindFunctionOutliers(CollectFunctionSamples(ranks, metrics, 2 * kMs), {3.0, 0.10}, 2 * kMs, stage_of);
+  };
+  // pp = 4, dp = 2: the loss runs on the last stage only. Against the whole job (median 0) both
+  // of its ranks are "abnormal"; against the stages that run it, nobody is.
+  std::vector<RankSummary> loss;
+  for (int r = 0; r < 8; ++r) loss.push_back(with_op(r, r >= 6 ? "aten::mse_loss" : "aten::mm", 20));
+  const std::vector<int64_t> pp4 = {0, 0, 1, 1, 2, 2, 3, 3};
+  EXPECT_EQ(find(loss, {}).size(), 2u);
+  EXPECT_TRUE(find(loss, pp4).empty());
+  // pp = 2, dp = 4: stage 1 does three times stage 0's aten::mm; rank 3 does twice its stage
+  // peers'. Against the job (median 25 ms) rank 3's 20 ms is nothing; within stage 0 it is.
+  std::vector<RankSummary> mm;
+  for (int r = 0; r < 8; ++r) mm.push_back(with_op(r, "aten::mm", r == 3 ? 20 : r < 4 ? 10 : 30));
+  const std::vector<int64_t> pp2 = {0, 0, 0, 0, 1, 1, 1, 1};
+  EXPECT_TRUE(find(mm, {}).empty());
+  const std::vector<FunctionOutlier> within = find(mm, pp2);
+  ASSERT_EQ(within.size(), 1u);
+  EXPECT_EQ(within[0].rank, 3u);
+  EXPECT_DOUBLE_EQ(within[0].median_ns, 10 * kMs);
+  EXPECT_EQ(within[0].compared, 4u);
+}
+
 TEST(PhaseOutliers, TheSlowPhaseOfTheSlowRank) {
   std::vector<RankSummary> ranks;
   for (int r = 0; r < 4; ++r) ranks.push_back(MakeRank(r));

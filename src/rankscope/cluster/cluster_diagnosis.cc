@@ -27,9 +27,12 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
 
   d.slow = LocateSlowRanks(d.metrics, d.arrival, d.hosts, rule, d.min_excess_ns);
   d.phases = FindPhaseOutliers(ranks, d.metrics, rule, d.min_excess_ns);
+  // The job's layout first: in a pipelined job functions are compared within each stage.
+  d.layout = InferLayout(ranks, options.layout ? &*options.layout : nullptr);
   // Every function's samples, collected once: the outliers and the slow hosts' findings read them.
   std::vector<FunctionSamples> functions = CollectFunctionSamples(ranks, d.metrics, d.min_excess_ns);
-  d.functions = FindFunctionOutliers(functions, rule, d.min_excess_ns);
+  d.functions = FindFunctionOutliers(functions, rule, d.min_excess_ns,
+                                     d.layout.has_pipeline() ? d.layout.stage : std::vector<int64_t>{});
   d.utilization = SummarizeUtilization(d.metrics, rule);
   // Step by step (significance.h): an excess that is not there in most steps is noise.
   const StepSeries series = AlignSteps(ranks);
@@ -51,7 +54,6 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   CostExtraWork(series, d.arrival, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
   // Parallelism-aware comparison (issue 16): its own file; it replaces the job-wide findings
   // that compared ranks of different pipeline stages.
-  d.layout = InferLayout(ranks, options.layout ? &*options.layout : nullptr);
   d.parallel = FindParallelProblems({&ranks, &d.metrics, &d.layout, rule, d.unit, d.min_excess_ns});
   // The steps replayed as a dependency graph (issue 16): fidelity, the decomposition of the
   // slow operations, and the cost of the findings about ranks and stages when it is faithful.

@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 #include <deque>
+#include <map>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -209,6 +211,27 @@ void ChooseLevels(std::vector<FunctionOutlier>* out) {
   *out = std::move(kept);
 }
 
+// Flags the ranks of `samples` whose time in `f` is abnormal among them (function_outliers.h).
+void CompareAmong(const FunctionSamples& f, const std::vector<Sample>& samples, const OutlierRule& rule,
+                  double min_excess_ns, std::vector<FunctionOutlier>* out) {
+  std::vector<double> values, calls;
+  std::vector<int64_t> per_call;
+  for (const Sample& s : samples) {
+    values.push_back(s.value_ns);
+    calls.push_back(s.calls);
+    if (s.calls > 0) per_call.push_back(s.per_call_ns);
+  }
+  const RobustStats stats = ComputeRobustStats(values);
+  const RobustStats call_stats = ComputeRobustStats(calls);
+  const int64_t median_per_call = Quantile(per_call, 0.5);
+  for (const Sample& s : samples) {
+    const double excess = s.value_ns - stats.median;
+    if (!rule.IsHigh(s.value_ns, stats) || excess < min_excess_ns) continue;
+    out->push_back({f.kind, f.name, f.detail, s.rank, s.value_ns, stats.median, rule.Threshold(stats), excess,
+                    s.calls, call_stats.median, s.per_call_ns, median_per_call, samples.size(), f.wait});
+  }
+}
+
 }  // namespace
 
 // Python frames of builtins name the object they are bound to ("<built-in method run_backward
@@ -264,26 +287,35 @@ std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>
 }
 
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<FunctionSamples>& functions,
-                                                  const OutlierRule& rule, double min_excess_ns) {
+                                                  const OutlierRule& rule, double min_excess_ns,
+                                                  const std::vector<int64_t>& stage_of) {
+  // Stages of four ranks or more are compared on their own (the robust rule needs that many);
+  // smaller ones together, leaving out the stages that do not run the function.
+  std::map<int64_t, size_t> stage_size;
+  for (int64_t s : stage_of) ++stage_size[s];
+  const bool within_stage = !stage_of.empty() && std::all_of(stage_size.begin(), stage_size.end(),
+                                                            [](const auto& s) { return s.second >= 4; });
   std::vector<FunctionOutlier> out;
   for (const FunctionSamples& f : functions) {
-    const std::vector<Sample>& samples = f.samples;
-    std::vector<double> values, calls;
-    std::vector<int64_t> per_call;
-    for (const Sample& s : samples) {
-      values.push_back(s.value_ns);
-      calls.push_back(s.calls);
-      if (s.calls > 0) per_call.push_back(s.per_call_ns);
+    if (stage_of.empty()) {
+      CompareAmong(f, f.samples, rule, min_excess_ns, &out);
+      continue;
     }
-    const RobustStats stats = ComputeRobustStats(values);
-    const RobustStats call_stats = ComputeRobustStats(calls);
-    const int64_t median_per_call = Quantile(per_call, 0.5);
-    for (const Sample& s : samples) {
-      const double excess = s.value_ns - stats.median;
-      if (!rule.IsHigh(s.value_ns, stats) || excess < min_excess_ns) continue;
-      out.push_back({f.kind, f.name, f.detail, s.rank, s.value_ns, stats.median, rule.Threshold(stats), excess,
-                     s.calls, call_stats.median, s.per_call_ns, median_per_call, samples.size(), f.wait});
+    std::map<int64_t, std::vector<Sample>> by_stage;
+    std::set<int64_t> running;
+    for (const Sample& s : f.samples) {
+      by_stage[stage_of[s.rank]].push_back(s);
+      if (s.value_ns > 0) running.insert(stage_of[s.rank]);
     }
+    if (within_stage) {
+      for (const auto& [stage, samples] : by_stage) CompareAmong(f, samples, rule, min_excess_ns, &out);
+      continue;
+    }
+    std::vector<Sample> samples;
+    for (const Sample& s : f.samples) {
+      if (running.count(stage_of[s.rank]) > 0) samples.push_back(s);
+    }
+    CompareAmong(f, samples, rule, min_excess_ns, &out);
   }
   ChooseLevels(&out);
   std::sort(out.begin(), out.end(), [](const FunctionOutlier& a, const FunctionOutlier& b) {

@@ -83,8 +83,15 @@ std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>
                                                   double min_excess_ns);
 // The same from CollectFunctionSamples(ranks, metrics, min_excess_ns), collected once for the
 // callers that need them too (host_outliers.h).
+//
+// `stage_of` (per rank index; empty: one group) makes the comparison stage-aware, for pipelined
+// jobs (layout.h): when every stage has four ranks or more (enough for the robust rule), a rank
+// is compared with the ranks of its own stage, which run the same layers; with smaller stages,
+// with the ranks of every stage that runs the function. Either way a function only some stages
+// run (the embedding on the first, the loss on the last) is not those stages' extra work.
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<FunctionSamples>& functions,
-                                                  const OutlierRule& rule, double min_excess_ns);
+                                                  const OutlierRule& rule, double min_excess_ns,
+                                                  const std::vector<int64_t>& stage_of = {});
 
 // The comparison key of a Python call path: object addresses in builtin frames masked ("at 0x?").
 std::string WithoutAddresses(std::string_view path);
