@@ -301,15 +301,15 @@ std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<FunctionSamp
       CompareAmong(f, f.samples, rule, min_excess_ns, &out);
       continue;
     }
-    std::map<int64_t, std::vector<Sample>> by_stage;
-    std::set<int64_t> running;
-    for (const Sample& s : f.samples) {
-      by_stage[stage_of[s.rank]].push_back(s);
-      if (s.value_ns > 0) running.insert(stage_of[s.rank]);
-    }
     if (within_stage) {
+      std::map<int64_t, std::vector<Sample>> by_stage;
+      for (const Sample& s : f.samples) by_stage[stage_of[s.rank]].push_back(s);
       for (const auto& [stage, samples] : by_stage) CompareAmong(f, samples, rule, min_excess_ns, &out);
       continue;
+    }
+    std::set<int64_t> running;
+    for (const Sample& s : f.samples) {
+      if (s.value_ns > 0) running.insert(stage_of[s.rank]);
     }
     std::vector<Sample> samples;
     for (const Sample& s : f.samples) {

@@ -8,6 +8,29 @@ namespace {
 
 constexpr size_t kBlockBytes = 64 * 1024;
 
+// The string views a `present` bit vouches for; `scratch`: may point into the parser's scratch
+// strings (arrays rendered as text), so valid during the call only whatever EventSink::Views says.
+struct GuardedView {
+  RawEvent::Field field;
+  std::string_view RawEvent::*member;
+  bool scratch;
+};
+constexpr GuardedView kGuardedViews[] = {
+    {RawEvent::kPgRanks, &RawEvent::pg_ranks, true},
+    {RawEvent::kInSplit, &RawEvent::in_split, true},
+    {RawEvent::kOutSplit, &RawEvent::out_split, true},
+    {RawEvent::kCat, &RawEvent::cat, false},
+    {RawEvent::kCollectiveName, &RawEvent::collective_name, false},
+    {RawEvent::kDtype, &RawEvent::dtype, false},
+    {RawEvent::kPgName, &RawEvent::pg_name, false},
+    {RawEvent::kPgDesc, &RawEvent::pg_desc, false},
+    {RawEvent::kArgName, &RawEvent::arg_name, false},
+    {RawEvent::kArgLabels, &RawEvent::arg_labels, false},
+    {RawEvent::kInputType, &RawEvent::input_type, false},
+    {RawEvent::kInputDimsText, &RawEvent::input_dims_text, false},
+    {RawEvent::kInputTypesText, &RawEvent::input_types_text, false},
+};
+
 }  // namespace
 
 std::string_view RecordedEvents::Keep(std::string_view s) {
@@ -37,26 +60,13 @@ void RecordedEvents::Add(const RawEvent& ev, Views views) {
   // A view is copied if it may not outlive the call, and only if its field is present: a stale
   // view may point into a freed buffer.
   const bool copy_all = views == Views::kDuringCall;
-  auto keep_if = [&](RawEvent::Field field, std::string_view RawEvent::*member, bool copy) {
-    if (!ev.has(field)) {
-      e.*member = {};
-    } else if (copy) {
-      e.*member = Keep(ev.*member);
+  for (const GuardedView& g : kGuardedViews) {
+    if (!ev.has(g.field)) {
+      e.*g.member = {};
+    } else if (copy_all || g.scratch) {
+      e.*g.member = Keep(ev.*g.member);
     }
-  };
-  keep_if(RawEvent::kPgRanks, &RawEvent::pg_ranks, true);  // maybe in the parser's scratch strings
-  keep_if(RawEvent::kInSplit, &RawEvent::in_split, true);
-  keep_if(RawEvent::kOutSplit, &RawEvent::out_split, true);
-  keep_if(RawEvent::kCat, &RawEvent::cat, copy_all);
-  keep_if(RawEvent::kCollectiveName, &RawEvent::collective_name, copy_all);
-  keep_if(RawEvent::kDtype, &RawEvent::dtype, copy_all);
-  keep_if(RawEvent::kPgName, &RawEvent::pg_name, copy_all);
-  keep_if(RawEvent::kPgDesc, &RawEvent::pg_desc, copy_all);
-  keep_if(RawEvent::kArgName, &RawEvent::arg_name, copy_all);
-  keep_if(RawEvent::kArgLabels, &RawEvent::arg_labels, copy_all);
-  keep_if(RawEvent::kInputType, &RawEvent::input_type, copy_all);
-  keep_if(RawEvent::kInputDimsText, &RawEvent::input_dims_text, copy_all);
-  keep_if(RawEvent::kInputTypesText, &RawEvent::input_types_text, copy_all);
+  }
   if (copy_all) {  // always valid: RawEvent::Reset clears them for every element
     e.name = Keep(ev.name);
     e.pid.text = Keep(ev.pid.text);
