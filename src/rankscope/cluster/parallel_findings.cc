@@ -5,6 +5,7 @@
 #include <set>
 
 #include "rankscope/cluster/communication_work.h"
+#include "rankscope/cluster/consistent_excess.h"
 #include "rankscope/cluster/what_if.h"
 
 namespace rankscope {
@@ -182,11 +183,13 @@ class ParallelRules {
       const double excess = M(r).local_ns - stats.median;
       const bool robust = peers < 3 || in_.rule.IsHigh(M(r).local_ns, stats);
       if (!robust || excess <= in_.rule.margin * stats.median || excess < in_.min_excess_ns) continue;
-      // A slow worker is slower than its peers step after step; one that is faster in two or more
-      // steps owes its median to the steps' draws (a per-step imbalance, PerStepImbalances).
-      const size_t slower = StepsSlowerThanPeers(table, i);
+      // A slow worker is slower than its peers step after step, by about the same each time; one
+      // that is faster in two or more steps, or whose excess is small against its step-to-step
+      // variation, owes its median to the steps' draws (a per-step imbalance, PerStepImbalances).
+      const StepExcess step_excess = ExcessOverPeers(table, i);
       const size_t steps = table.steps.size();
-      if (steps >= 3 && slower + 1 < steps) continue;
+      if (steps >= 3 && !step_excess.SlowWorker()) continue;
+      const size_t slower = step_excess.slower;
       Finding f;
       f.kind = FindingKind::kSlowWorker;
       f.ranks = {Number(r)};
@@ -208,6 +211,7 @@ class ParallelRules {
       }
       e.Set("median_comm_wait_ns", Median(wait)).Set("median_compute_ns", Median(compute));
       if (steps > 0) e.Set("slower_steps", static_cast<double>(slower)).Set("steps", static_cast<double>(steps));
+      if (steps >= 3) e.Set("step_excess_t", step_excess.test.t).Set("t_critical", step_excess.test.t_critical);
       f.evidence.push_back(std::move(e));
       f.evidence.push_back(WhatIf(f.cost));
       f.next = {NextStepKind::kCompareFunction, "", ""};
@@ -241,18 +245,29 @@ class ParallelRules {
     return t;
   }
 
-  // Steps in which the rank at `position` of the table had more local time than the median of
-  // the stage's other ranks.
-  static size_t StepsSlowerThanPeers(const StepTable& t, size_t position) {
-    size_t slower = 0;
+  // The rank at `position` of the table against the median of the stage's other ranks, per step.
+  struct StepExcess {
+    size_t slower = 0;  // steps in which it had more local time
+    size_t steps = 0;
+    ConsistentExcess test;
+    // Slower in every step but at most one, by an excess its step-to-step variation does not explain.
+    bool SlowWorker() const { return slower + 1 >= steps && test.consistent; }
+  };
+  static StepExcess ExcessOverPeers(const StepTable& t, size_t position) {
+    StepExcess out;
+    std::vector<double> excess;
     for (const std::vector<double>& row : t.local) {
       std::vector<double> others;
       for (size_t j = 0; j < row.size(); ++j) {
         if (j != position) others.push_back(row[j]);
       }
-      if (!others.empty() && row[position] > Median(others)) ++slower;
+      if (others.empty()) continue;
+      excess.push_back(row[position] - Median(others));
+      if (excess.back() > 0) ++out.slower;
     }
-    return slower;
+    out.steps = excess.size();
+    out.test = TestConsistentExcess(excess);
+    return out;
   }
 
   // One finding per stage whose data-parallel ranks are imbalanced step to step (a pipeline column
@@ -298,7 +313,7 @@ class ParallelRules {
                                              rank_medians.begin());
       const bool few_ranks = members.size() <= kFewRanks;
       const bool medians_close = max_rank <= (1 + in_.rule.margin) * median_of_ranks ||
-                                 (few_ranks && StepsSlowerThanPeers(t, top) + 1 < t.steps.size());
+                                 (few_ranks && !ExcessOverPeers(t, top).SlowWorker());
       if (!most || slowest.size() < 2 || !medians_close || mean_excess < in_.min_excess_ns) continue;
       e.Set("steps", steps).Set("imbalanced_steps", static_cast<double>(imbalanced));
       e.Set("distinct_slowest", static_cast<double>(slowest.size()));
