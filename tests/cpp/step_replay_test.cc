@@ -101,6 +101,46 @@ TEST(StepReplay, ASlowStagesSavingMatchesTheRerun) {
   EXPECT_NEAR(r.stage_balance[0].saving_ns, truth, 0.05 * truth);
 }
 
+// A stage slowed in its forward only (a slow layer, or a slow worker alone in its stage): its
+// backward was never slow, and scaling all its compute by one ratio would make the backward
+// faster and the forward not fast enough (one ratio for all: 4.8 ms of the re-run's 8.0 ms).
+// Balanced direction by direction, the replay gives 7.4 ms: the segments are then exactly the
+// fault-free job's, and the rest is the barrier model's (a waiting receive keeps the time after
+// completion it had in the faulty schedule).
+TEST(StepReplay, AStageSlowInItsForwardOnlyIsBalancedInItsForward) {
+  PipelineJob job;
+  job.stages = 4;
+  job.data = 2;
+  job.rank_extra_ms = {0, 0, 2.0, 2.0};  // stage 1 (ranks 2, 3): each forward 2 ms -> 4 ms
+  PipelineJob fixed = job;
+  fixed.rank_extra_ms.clear();
+  const double truth = MeasuredSaving(job, fixed);
+  ASSERT_GT(truth, 4e6);
+  const StepReplay r = Summary(SimulatePipeline(job));
+  ASSERT_TRUE(r.faithful());
+  ASSERT_EQ(r.stage_balance.size(), 1u);
+  EXPECT_EQ(r.stage_balance[0].stage, 1);
+  EXPECT_NEAR(r.stage_balance[0].saving_ns, truth, 0.10 * truth);
+}
+
+// One slow worker makes its stage's median slower too, but that is not a partition imbalance:
+// with the worker made like its peer first, balancing the stage adds nothing, and only the
+// slow worker is reported.
+TEST(StepReplay, AStageSlowOnlyThroughItsSlowWorkerIsNotASlowStage) {
+  PipelineJob job;
+  job.stages = 2;
+  job.data = 2;
+  job.rank_extra_ms = {0, 3.0};  // rank 1 of stage 0
+  const std::vector<RankSummary> ranks = SimulatePipeline(job);
+  auto d = DiagnoseCluster(ranks, ClusterOptions{});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_TRUE(d->replay.faithful());
+  ASSERT_FALSE(d->findings.empty());
+  EXPECT_EQ(d->findings.front().kind, FindingKind::kSlowWorker);
+  EXPECT_EQ(d->findings.front().ranks, std::vector<int64_t>{1});
+  for (const Finding& f : d->findings) EXPECT_NE(f.kind, FindingKind::kSlowStage) << f.subject;
+}
+
 TEST(StepReplay, PerStepImbalanceIsSavedByEveryRankLikeItsPeersStepByStep) {
   PipelineJob job;
   job.stages = 1;

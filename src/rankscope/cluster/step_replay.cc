@@ -480,61 +480,117 @@ ReplayWhatIf StepGraph::WhatIf(std::string what, const Segments& segments, const
   return w;
 }
 
-ReplayWhatIf StepGraph::RanksLikePeers(const std::vector<uint32_t>& fixed) const {
-  if (!built()) return {};
-  Segments segments = MeasuredSegments();
+void StepGraph::LikePeers(const std::vector<uint32_t>& fixed, Segments* segments) const {
   for (uint32_t r : fixed) {
     if (r >= chains_.size()) continue;
     const Chain& ch = chains_[r];
     for (size_t i = 0; i < ch.peer_ns.size(); ++i) {
-      if (!std::isnan(ch.peer_ns[i])) segments[r][i] = std::min(segments[r][i], ch.peer_ns[i]);
+      if (!std::isnan(ch.peer_ns[i])) (*segments)[r][i] = std::min((*segments)[r][i], ch.peer_ns[i]);
     }
   }
+}
+
+ReplayWhatIf StepGraph::RanksLikePeers(const std::vector<uint32_t>& fixed) const {
+  if (!built()) return {};
+  Segments segments = MeasuredSegments();
+  LikePeers(fixed, &segments);
   ReplayWhatIf w = WhatIf("rank", segments, NoTransferCaps());
   if (fixed.size() == 1 && fixed.front() < rank_numbers_.size()) w.rank = rank_numbers_[fixed.front()];
   return w;
 }
 
-// Per rank index: its compute per step (positive segments, recording start left out).
-std::vector<double> StepGraph::StageCompute() const {
-  std::vector<double> out;
-  for (const Chain& ch : chains_) {
-    double sum = 0;
-    for (size_t i = 1; i < ch.segment_ns.size(); ++i) sum += std::max(0.0, ch.segment_ns[i]);
-    out.push_back(steps_ > 0 ? sum / static_cast<double>(steps_) : 0);
+// The stage of the other end of a point-to-point `op` ("send" or "recv") at `link` of rank `r`'s
+// chain; -1 when the link is not one.
+int64_t StepGraph::PeerStage(uint32_t r, size_t link, std::string_view op) const {
+  const Chain& ch = chains_[r];
+  if (link >= ch.barrier.size() || ch.barrier[link] < 0) return -1;
+  const Barrier& bar = barriers_[static_cast<size_t>(ch.barrier[link])];
+  const uint32_t me = ch.member[link];
+  if (bar.members.size() != 2 || me >= 2 || ops_[bar.members[me].op] != op) return -1;
+  return stage_[bar.members[1 - me].rank];
+}
+
+// Forward work ends by sending to a later stage or starts from what an earlier stage sent;
+// backward work the reverse (gradients flow back); the rest (the optimizer, data-parallel
+// all-reduces, the gaps between a send and the next receive) is other.
+StepGraph::Direction StepGraph::SegmentDirection(uint32_t r, size_t link) const {
+  const int64_t mine = stage_[r];
+  if (const int64_t to = PeerStage(r, link, "send"); to >= 0 && to != mine) {
+    return to > mine ? Direction::kForward : Direction::kBackward;
+  }
+  if (link == 0) return Direction::kOther;
+  if (const int64_t from = PeerStage(r, link - 1, "recv"); from >= 0 && from != mine) {
+    return from < mine ? Direction::kForward : Direction::kBackward;
+  }
+  return Direction::kOther;
+}
+
+// Per rank index and direction: its compute per step (positive segments, recording start left out).
+std::vector<std::array<double, StepGraph::kDirections>> StepGraph::StageCompute(const Segments& segments) const {
+  std::vector<std::array<double, kDirections>> out;
+  for (uint32_t r = 0; r < chains_.size(); ++r) {
+    std::array<double, kDirections> sum{};
+    for (size_t i = 1; i < segments[r].size(); ++i) {
+      sum[static_cast<size_t>(SegmentDirection(r, i))] += std::max(0.0, segments[r][i]);
+    }
+    for (double& v : sum) v = steps_ > 0 ? v / static_cast<double>(steps_) : 0;
+    out.push_back(sum);
   }
   return out;
 }
 
-ReplayWhatIf StepGraph::StageBalanced(int64_t stage) const {
+// A stage slower than the others, balanced: its forward, backward and other compute each scaled
+// down to the other stages' median of the same (a stage slowed in its forward only — one slow
+// layer, a slow worker alone in its stage — is not also made faster in a backward that was never
+// slow, which in a pipeline is often off the critical path). With `workers_first`, those ranks are
+// first made like their stage peers, and the saving is what balancing adds to that: a stage slow
+// only because of one slow worker has no partition imbalance left.
+ReplayWhatIf StepGraph::StageBalanced(int64_t stage, const std::vector<uint32_t>& workers_first) const {
   ReplayWhatIf w;
   w.what = "stage_balance";
   w.stage = stage;
   w.step_ns = base_.mean_step_ns;
   w.estimated_step_ns = base_.mean_step_ns;
   if (!built()) return w;
-  const std::vector<double> compute = StageCompute();
-  std::map<int64_t, std::vector<double>> by_stage;
+  Segments segments = MeasuredSegments();
+  if (!workers_first.empty()) {
+    LikePeers(workers_first, &segments);
+    const Replayed fixed = Replay(segments, NoTransferCaps());
+    if (!fixed.complete) return w;
+    w.step_ns = w.estimated_step_ns = fixed.mean_step_ns;
+  }
+  const std::vector<std::array<double, kDirections>> compute = StageCompute(segments);
+  std::map<int64_t, std::vector<std::array<double, kDirections>>> by_stage;
   for (size_t r = 0; r < chains_.size(); ++r) by_stage[stage_[r]].push_back(compute[r]);
   if (by_stage.size() < 2 || !by_stage.count(stage)) return w;
-  std::vector<double> others;
-  for (const auto& [s, values] : by_stage) {
-    if (s != stage) others.push_back(ComputeRobustStats(values).median);
+  // The median over a set of ranks of one direction (or of the total, d = kDirections).
+  auto median_of = [](const std::vector<std::array<double, kDirections>>& ranks, size_t d) {
+    std::vector<double> v;
+    for (const auto& c : ranks) v.push_back(d < kDirections ? c[d] : c[0] + c[1] + c[2]);
+    return ComputeRobustStats(v).median;
+  };
+  std::array<double, kDirections + 1> own{}, target{};
+  for (size_t d = 0; d <= kDirections; ++d) {
+    std::vector<double> others;
+    for (const auto& [s, ranks] : by_stage) {
+      if (s != stage) others.push_back(median_of(ranks, d));
+    }
+    own[d] = median_of(by_stage[stage], d);
+    target[d] = ComputeRobustStats(others).median;
   }
-  const double own = ComputeRobustStats(by_stage[stage]).median;
-  const double target = ComputeRobustStats(others).median;
-  if (own <= 0 || target >= own) return w;
-  const double ratio = target / own;
-  Segments segments = MeasuredSegments();
-  for (size_t r = 0; r < chains_.size(); ++r) {
+  if (own[kDirections] <= 0 || target[kDirections] >= own[kDirections]) return w;  // not a slower stage
+  std::array<double, kDirections> ratio{};
+  for (size_t d = 0; d < kDirections; ++d) ratio[d] = own[d] > 0 && target[d] < own[d] ? target[d] / own[d] : 1.0;
+  for (uint32_t r = 0; r < chains_.size(); ++r) {
     if (stage_[r] != stage) continue;
     for (size_t i = 1; i < segments[r].size(); ++i) {
-      if (segments[r][i] > 0) segments[r][i] *= ratio;
+      if (segments[r][i] > 0) segments[r][i] *= ratio[static_cast<size_t>(SegmentDirection(r, i))];
     }
   }
-  ReplayWhatIf out = WhatIf("stage_balance", segments, NoTransferCaps());
-  out.stage = stage;
-  return out;
+  const Replayed balanced = Replay(segments, NoTransferCaps());
+  if (balanced.complete) w.estimated_step_ns = std::min(balanced.mean_step_ns, w.step_ns);
+  w.saving_ns = w.step_ns - w.estimated_step_ns;
+  return w;
 }
 
 StepReplay StepGraph::Summarize() const {
@@ -625,6 +681,26 @@ StepReplay StepGraph::Summarize() const {
   return out;
 }
 
+namespace {
+
+// The rank indices of the slow workers found among a slow stage's ranks.
+template <typename IndexOf>
+std::vector<uint32_t> SlowWorkersWithin(const Finding& stage, const std::vector<Finding>& findings, IndexOf index_of) {
+  std::vector<uint32_t> out;
+  for (const Finding& f : findings) {
+    if (f.kind != FindingKind::kSlowWorker) continue;
+    for (int64_t r : f.ranks) {
+      const int64_t i = index_of(r);
+      if (i >= 0 && std::find(stage.ranks.begin(), stage.ranks.end(), r) != stage.ranks.end()) {
+        out.push_back(static_cast<uint32_t>(i));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbers, double min_excess_ns,
                   std::vector<Finding>* findings) {
   if (!graph.built()) return;
@@ -640,7 +716,7 @@ void CostByReplay(const StepGraph& graph, const std::vector<int64_t>& rank_numbe
     Finding& f = (*findings)[k];
     ReplayWhatIf w;
     if (f.kind == FindingKind::kSlowStage) {
-      w = graph.StageBalanced(std::stoll(f.subject));
+      w = graph.StageBalanced(std::stoll(f.subject), SlowWorkersWithin(f, *findings, index_of));
     } else if (f.kind == FindingKind::kSlowWorker || f.kind == FindingKind::kSlowRank ||
                f.kind == FindingKind::kPerStepImbalance) {
       std::vector<uint32_t> fixed;

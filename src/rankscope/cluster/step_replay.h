@@ -29,7 +29,7 @@
 // with the same chain shape in that step, at the same position; the rank itself left out), a
 // transfer by the median transfer of the instances of its group, op and size — each only when
 // that is faster (a member's time after completion capped at the peers' transfer). Replayed for: every operation (the total S), compute or one collective op
-// alone, one rank, one stage's ranks (a worker problem), and a stage whose compute is scaled to
+// alone, one rank, one stage's ranks (a worker problem), and a stage whose forward, backward and other compute are each scaled to
 // the other stages' median (a partition problem). Saving = replayed step - what-if step.
 //
 // Bounds: the graph holds one 16-byte link per participation and one segment per link (the
@@ -38,8 +38,10 @@
 // whose segments exceed their peers' most.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rankscope/analysis/rank_summary.h"
@@ -85,7 +87,7 @@ struct StepReplay {
   std::vector<ReplayWhatIf> communication;   // transfers of one collective op only
   std::vector<ReplayWhatIf> by_rank;         // the ranks most slower than their peers
   std::vector<ReplayWhatIf> stage_workers;   // per stage: its ranks like their stage peers
-  std::vector<ReplayWhatIf> stage_balance;   // per stage slower than the others: compute scaled to their median
+  std::vector<ReplayWhatIf> stage_balance;   // per stage slower than the others: each direction of its compute scaled to their median
 };
 
 // The graph and its replays. Built once per diagnosis; findings ask it for their ranks' cost.
@@ -103,8 +105,11 @@ class StepGraph {
   StepReplay Summarize() const;
   // `fixed` (rank indices) no slower than their stage peers, segment by segment.
   ReplayWhatIf RanksLikePeers(const std::vector<uint32_t>& fixed) const;
-  // `stage`'s compute scaled to the other stages' median (no change when it is not slower).
-  ReplayWhatIf StageBalanced(int64_t stage) const;
+  // `stage`'s forward, backward and other compute each scaled to the other stages' median of the
+  // same (no change when the stage is not slower in all).
+  // With `workers_first` (rank indices), those ranks are made like their stage peers first and the
+  // saving is what balancing adds (a stage slow only through one slow worker: none).
+  ReplayWhatIf StageBalanced(int64_t stage, const std::vector<uint32_t>& workers_first = {}) const;
 
   // The graph (public for tests and the benchmark; see the file comment).
   static constexpr int32_t kStepStart = -2;
@@ -151,7 +156,14 @@ class StepGraph {
              const JobLayout& layout);
   void MarkAsynchronousOps(const std::vector<size_t>& last_of);
   void ComputePeerMedians();
-  std::vector<double> StageCompute() const;
+  // Which way a compute segment's work flows through the pipeline (StageBalanced scales each
+  // direction on its own).
+  enum class Direction : uint8_t { kForward, kBackward, kOther };
+  static constexpr size_t kDirections = 3;
+  int64_t PeerStage(uint32_t r, size_t link, std::string_view op) const;
+  Direction SegmentDirection(uint32_t r, size_t link) const;
+  std::vector<std::array<double, kDirections>> StageCompute(const Segments& segments) const;
+  void LikePeers(const std::vector<uint32_t>& fixed, Segments* segments) const;
 
   std::string not_built_;
   uint64_t unpaired_ = 0;
