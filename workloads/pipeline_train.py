@@ -20,6 +20,11 @@ Faults (ground truth for issue 16's findings):
                                   slowest one changes from step to step
     --fault imbalance:DP          only data rank DP does so; the others compute 0.6 of it
 
+With --device-ms D every layer also waits D ms per full micro-batch (a third in forward, the rest
+in backward; fewer rows, less time): emulated accelerator time, so that four ranks on two cores
+measure the pipeline rather than mostly each other's CPU contention. The slow worker's extra time
+is then emulated the same way (bench/accuracy/pipeline_accuracy.py runs it so).
+
 With --measure-steps N (slow-stage and slow-worker faults), after the profiled steps the job runs
 N unprofiled steps with the fault and N without, in alternating blocks of 2 (every rank switches
 at the same step), and rank 0 writes the median step time of each to PROFILE_DIR.measured.json
@@ -40,17 +45,52 @@ import torch.nn as nn
 
 WIDTH = 256
 STATE = {"rows": None,   # rows of the padded micro-batch this step really computes (imbalance)
-         "fault": True}  # whether the slow-stage / slow-worker fault is on (measured steps toggle it)
+         "fault": True,  # whether the slow-stage / slow-worker fault is on (measured steps toggle it)
+         "mb": 1}        # rows of a full micro-batch (emulated device time scales with the rows)
+
+
+class DeviceTime(torch.autograd.Function):
+    """Emulated accelerator time: the identity, whose forward waits a third of `seconds` and whose
+    backward waits the rest (a layer's backward costs about twice its forward)."""
+
+    @staticmethod
+    def forward(ctx, x, seconds):
+        ctx.seconds = seconds
+        time.sleep(seconds / 3)
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        time.sleep(ctx.seconds * 2 / 3)
+        return grad, None
+
+
+class Layer(nn.Module):
+    """Linear + tanh; with --device-ms, also that much emulated accelerator time per full
+    micro-batch (fewer rows, less time), so that four ranks on two cores measure the pipeline and
+    not mostly each other's CPU contention."""
+
+    def __init__(self, device_s):
+        super().__init__()
+        self.linear = nn.Linear(WIDTH, WIDTH)
+        self.device_s = device_s
+
+    def forward(self, x):
+        x = torch.tanh(self.linear(x))
+        if self.device_s:
+            x = DeviceTime.apply(x, self.device_s * x.shape[0] / STATE["mb"])
+        return x
 
 
 class Block(nn.Module):
     """A few linear layers; with STATE["rows"] set, only that many rows of the batch are real."""
 
-    def __init__(self, layers, extra_s=0.0, extra_layers=0):
+    def __init__(self, layers, extra_s=0.0, extra_layers=0, device_s=0.0):
         super().__init__()
-        self.layers = nn.Sequential(*[nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.Tanh()) for _ in range(layers)])
-        self.extra = nn.Sequential(*[nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.Tanh()) for _ in range(extra_layers)])
+        self.layers = nn.Sequential(*[Layer(device_s) for _ in range(layers)])
+        self.extra = nn.Sequential(*[Layer(device_s) for _ in range(extra_layers)])
         self.extra_s = extra_s
+        self.device = device_s > 0
 
     def run(self, x):
         x = self.layers(x)
@@ -58,7 +98,7 @@ class Block(nn.Module):
 
     def forward(self, x):
         if self.extra_s and STATE["fault"]:
-            burn_cpu(self.extra_s)
+            burn_cpu(self.extra_s, emulated=self.device)
         rows = STATE["rows"]
         if rows is None or rows >= x.shape[0]:
             return self.run(x)
@@ -66,10 +106,13 @@ class Block(nn.Module):
         return torch.cat([self.run(x[:rows]), x[rows:]], dim=0)
 
 
-def burn_cpu(seconds):
+def burn_cpu(seconds, emulated=False):
+    """The slow worker's extra compute: CPU work, or with --device-ms emulated device time."""
     a = torch.randn(96, 96)
     end = time.perf_counter() + seconds
     with torch.profiler.record_function("injected_extra_compute"):
+        if emulated:
+            time.sleep(seconds)
         while time.perf_counter() < end:
             a = torch.tanh(a @ a)
 
@@ -118,10 +161,13 @@ def main():
     p.add_argument("--layers", type=int, default=4, help="layers per stage")
     p.add_argument("--extra-layers", type=int, default=4, help="slow-stage: extra layers on the last stage")
     p.add_argument("--slow-ms", type=float, default=15.0, help="slow-worker: extra compute per forward")
+    p.add_argument("--device-ms", type=float, default=0.0,
+                   help="emulated accelerator time per layer and full micro-batch (a third in forward, the rest in backward)")
     p.add_argument("--profile-dir", default="")
     p.add_argument("--profile-wait", type=int, default=1)
     p.add_argument("--profile-active", type=int, default=4)
     p.add_argument("--fault", default="")
+    p.add_argument("--seed", type=int, default=0, help="imbalance: which random batch shares are drawn")
     p.add_argument("--measure-steps", type=int, default=0,
                    help="then N unprofiled steps with the fault and N without (PROFILE_DIR.measured.json)")
     args = p.parse_args()
@@ -150,13 +196,14 @@ def main():
     kind, arg = parse_fault(args.fault)
     extra_layers = args.extra_layers if kind == "slow-stage" and stage == pp - 1 else 0
     extra_s = args.slow_ms / 1000.0 if kind == "slow-worker" and int(arg) == rank else 0.0
-    module = Block(args.layers, extra_s, extra_layers)
+    module = Block(args.layers, extra_s, extra_layers, args.device_ms / 1000.0)
     mb = args.batch_size // args.microbatches
+    STATE["mb"] = mb
     loss_fn = nn.MSELoss()
     prev_rank = rank - dp if stage > 0 else None
     next_rank = rank + dp if stage < pp - 1 else None
     opt = torch.optim.SGD(module.parameters(), lr=1e-3)
-    rng = random.Random(1000 + dp_index)  # the same draws on every stage of one data rank
+    rng = random.Random(1000 * (1 + args.seed) + dp_index)  # the same draws on every stage of one data rank
     g = torch.Generator().manual_seed(dp_index)
 
     profiler = None
