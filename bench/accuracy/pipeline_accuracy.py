@@ -40,7 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_accuracy import REPO, analyze, rankscope_bin, record_job  # noqa: E402
+from run_accuracy import REPO, analyze, emit, rankscope_bin, record_job  # noqa: E402
 
 LAYOUTS = {"4x1": dict(pp=4, world=4), "2x2": dict(pp=2, world=4)}
 
@@ -148,10 +148,7 @@ def print_table(rows, markdown):
     if noise:
         lines.append(f"The reference's noise (clean runs, |with - without| of the interleaved halves): median "
                      f"{statistics.median(noise):.1f} ms over {len(noise)} clean runs")
-    text = "\n".join(lines)
-    print(text)
-    if markdown:
-        pathlib.Path(markdown).write_text(text + "\n")
+    emit(lines, markdown)
 
 
 def main():

@@ -291,6 +291,11 @@ def print_table(rows, markdown=None):
                      f"{noise / 1e6:.1f} ms over {len(noises)} clean runs; 'within the noise' allows 2x that")
     uncosted = sum(1 for r in rows if r["kind"] != "clean" and r.get("rank_ok") and not r.get("costed"))
     lines.append(f"Faults named right by an uncosted finding (no what-if): {uncosted}")
+    emit(lines, markdown)
+
+
+def emit(lines, markdown=None):
+    """Prints a table's lines, and writes them to `markdown` when given."""
     text = "\n".join(lines)
     print(text)
     if markdown:

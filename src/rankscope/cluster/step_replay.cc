@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -103,6 +104,7 @@ StepGraph::StepGraph(const std::vector<RankSummary>& ranks, const CollectiveMatc
   Build(ranks, matching, clock, layout);
   if (!built()) return;
   ComputePeerMedians();
+  ClassifySegments();
   base_ = Replay(MeasuredSegments(), NoTransferCaps());
   if (!base_.complete) {
     not_built_ = "the ranks take part in their collectives in orders that contradict each other (a cycle)";
@@ -510,9 +512,8 @@ int64_t StepGraph::PeerStage(uint32_t r, size_t link, std::string_view op) const
   return stage_[bar.members[1 - me].rank];
 }
 
-// Forward work ends by sending to a later stage or starts from what an earlier stage sent;
-// backward work the reverse (gradients flow back); the rest (the optimizer, data-parallel
-// all-reduces, the gaps between a send and the next receive) is other.
+// The direction of the segment before `link` (Direction: a send to a later stage ends forward
+// work, a receive from an earlier one starts it; gradients flow the other way).
 StepGraph::Direction StepGraph::SegmentDirection(uint32_t r, size_t link) const {
   const int64_t mine = stage_[r];
   if (const int64_t to = PeerStage(r, link, "send"); to >= 0 && to != mine) {
@@ -525,13 +526,21 @@ StepGraph::Direction StepGraph::SegmentDirection(uint32_t r, size_t link) const 
   return Direction::kOther;
 }
 
+void StepGraph::ClassifySegments() {
+  for (uint32_t r = 0; r < chains_.size(); ++r) {
+    Chain& ch = chains_[r];
+    ch.direction.resize(ch.barrier.size());
+    for (size_t i = 0; i < ch.barrier.size(); ++i) ch.direction[i] = SegmentDirection(r, i);
+  }
+}
+
 // Per rank index and direction: its compute per step (positive segments, recording start left out).
 std::vector<std::array<double, StepGraph::kDirections>> StepGraph::StageCompute(const Segments& segments) const {
   std::vector<std::array<double, kDirections>> out;
   for (uint32_t r = 0; r < chains_.size(); ++r) {
     std::array<double, kDirections> sum{};
     for (size_t i = 1; i < segments[r].size(); ++i) {
-      sum[static_cast<size_t>(SegmentDirection(r, i))] += std::max(0.0, segments[r][i]);
+      sum[static_cast<size_t>(chains_[r].direction[i])] += std::max(0.0, segments[r][i]);
     }
     for (double& v : sum) v = steps_ > 0 ? v / static_cast<double>(steps_) : 0;
     out.push_back(sum);
@@ -566,7 +575,7 @@ ReplayWhatIf StepGraph::StageBalanced(int64_t stage, const std::vector<uint32_t>
   // The median over a set of ranks of one direction (or of the total, d = kDirections).
   auto median_of = [](const std::vector<std::array<double, kDirections>>& ranks, size_t d) {
     std::vector<double> v;
-    for (const auto& c : ranks) v.push_back(d < kDirections ? c[d] : c[0] + c[1] + c[2]);
+    for (const auto& c : ranks) v.push_back(d < kDirections ? c[d] : std::accumulate(c.begin(), c.end(), 0.0));
     return ComputeRobustStats(v).median;
   };
   std::array<double, kDirections + 1> own{}, target{};
@@ -584,7 +593,7 @@ ReplayWhatIf StepGraph::StageBalanced(int64_t stage, const std::vector<uint32_t>
   for (uint32_t r = 0; r < chains_.size(); ++r) {
     if (stage_[r] != stage) continue;
     for (size_t i = 1; i < segments[r].size(); ++i) {
-      if (segments[r][i] > 0) segments[r][i] *= ratio[static_cast<size_t>(SegmentDirection(r, i))];
+      if (segments[r][i] > 0) segments[r][i] *= ratio[static_cast<size_t>(chains_[r].direction[i])];
     }
   }
   const Replayed balanced = Replay(segments, NoTransferCaps());

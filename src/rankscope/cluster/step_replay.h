@@ -28,12 +28,13 @@
 // What-if: a segment is replaced by the median of its peers' (the ranks of its pipeline stage
 // with the same chain shape in that step, at the same position; the rank itself left out), a
 // transfer by the median transfer of the instances of its group, op and size — each only when
-// that is faster (a member's time after completion capped at the peers' transfer). Replayed for: every operation (the total S), compute or one collective op
-// alone, one rank, one stage's ranks (a worker problem), and a stage whose forward, backward and other compute are each scaled to
-// the other stages' median (a partition problem). Saving = replayed step - what-if step.
+// that is faster (a member's time after completion capped at the peers' transfer). Replayed
+// for: every operation (the total S), compute or one collective op alone, one rank, one stage's
+// ranks (a worker problem), and a stage whose forward, backward and other compute are each
+// scaled to the other stages' median (a partition problem). Saving = replayed step - what-if step.
 //
-// Bounds: the graph holds one 16-byte link per participation and one segment per link (the
-// summaries bound the participations: kDefaultMaxCollectiveInstances per rank); a replay is
+// Bounds: the graph holds one 16-byte link per participation, and one segment and its direction
+// per link (the summaries bound the participations: kDefaultMaxCollectiveInstances per rank); a replay is
 // linear in the links. Per-rank what-ifs are replayed for at most kMaxRankReplays ranks, those
 // whose segments exceed their peers' most.
 #pragma once
@@ -87,7 +88,7 @@ struct StepReplay {
   std::vector<ReplayWhatIf> communication;   // transfers of one collective op only
   std::vector<ReplayWhatIf> by_rank;         // the ranks most slower than their peers
   std::vector<ReplayWhatIf> stage_workers;   // per stage: its ranks like their stage peers
-  std::vector<ReplayWhatIf> stage_balance;   // per stage slower than the others: each direction of its compute scaled to their median
+  std::vector<ReplayWhatIf> stage_balance;   // per slower stage: each direction of its compute scaled to the others' median
 };
 
 // The graph and its replays. Built once per diagnosis; findings ask it for their ranks' cost.
@@ -128,11 +129,18 @@ class StepGraph {
     double peer_transfer_ns = -1;  // median transfer of the group's instances of its op and size (-1: none)
     std::string op;
   };
+  // Which way a compute segment's work flows through the pipeline: forward work ends by sending
+  // to a later stage or starts from what an earlier stage sent, backward work the reverse, other
+  // work is the rest (the optimizer, data-parallel all-reduces, the gaps between a send and the
+  // next receive). StageBalanced scales each direction on its own.
+  enum class Direction : uint8_t { kForward, kBackward, kOther };
+  static constexpr size_t kDirections = 3;
   struct Chain {
     std::vector<int32_t> barrier;      // per link: barrier index, kStepStart or kStepEnd
     std::vector<uint32_t> member;      // per link: member index within the barrier
     std::vector<double> segment_ns;    // per link: time since the previous link's exit
     std::vector<double> peer_ns;       // per link: the peers' median segment (NaN: no peers / not replaceable)
+    std::vector<Direction> direction;  // per link: the direction of the segment before it
     std::vector<double> measured_start_ns, measured_end_ns;  // per step, relative to the origin
   };
 
@@ -156,12 +164,9 @@ class StepGraph {
              const JobLayout& layout);
   void MarkAsynchronousOps(const std::vector<size_t>& last_of);
   void ComputePeerMedians();
-  // Which way a compute segment's work flows through the pipeline (StageBalanced scales each
-  // direction on its own).
-  enum class Direction : uint8_t { kForward, kBackward, kOther };
-  static constexpr size_t kDirections = 3;
   int64_t PeerStage(uint32_t r, size_t link, std::string_view op) const;
   Direction SegmentDirection(uint32_t r, size_t link) const;
+  void ClassifySegments();
   std::vector<std::array<double, kDirections>> StageCompute(const Segments& segments) const;
   void LikePeers(const std::vector<uint32_t>& fixed, Segments* segments) const;
 
