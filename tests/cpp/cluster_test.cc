@@ -680,6 +680,37 @@ TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
   EXPECT_NE(DescribeFinding(*extra).cost.find("no peer waits for it measurably"), std::string::npos);
 }
 
+TEST(Findings, WorkThePeersDoNotDoNamesTheFindingOverItsCaller) {
+  // Rank 3 is 40 ms/step slower: its optimizer step (one call per step, as on its peers) takes
+  // 32 ms longer, and inside it a hook launches 8 GEMMs per step (30 ms) that no peer runs (seen
+  // on a shared H200: the step's wrapper was named, by 1 % more excess, instead of the GEMMs).
+  auto job = [](int64_t gemm_ms, bool gemm_is_a_wait) {
+    std::vector<RankSummary> ranks = Job({3}, 40 * kMs);
+    for (int r = 0; r < 6; ++r) {
+      const int64_t wrapper = (r == 3 ? 42 : 10) * kMs;
+      ranks[r].python_paths.rows.push_back(
+          {"train|optimizer.py(512): wrapper", "", ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * wrapper});
+    }
+    FunctionStat gemm{"extra_gemm", "[8,1,1]|[128,1,1]", ActivityClass::kCompute, 32, 0, 0, 0, 0, 4 * gemm_ms * kMs};
+    gemm.wait = gemm_is_a_wait;
+    ranks[3].kernels.rows.push_back(gemm);
+    return ranks;
+  };
+  auto d = DiagnoseCluster(job(30, false), {});
+  ASSERT_TRUE(d.ok());
+  ASSERT_FALSE(d->findings.empty());
+  EXPECT_EQ(d->findings[0].kind, FindingKind::kSlowRank);
+  EXPECT_EQ(d->findings[0].next.subject, "extra_gemm");
+  // Not when it explains much less than the caller (20 of 32 ms): the caller holds more.
+  auto smaller = DiagnoseCluster(job(20, false), {});
+  ASSERT_TRUE(smaller.ok());
+  EXPECT_EQ(smaller->findings[0].next.subject, "train|optimizer.py(512): wrapper");
+  // A wait called more often (a sleeping thread's loop) is not work the peers do not do.
+  auto wait = DiagnoseCluster(job(30, true), {});
+  ASSERT_TRUE(wait.ok());
+  EXPECT_EQ(wait->findings[0].next.subject, "train|optimizer.py(512): wrapper");
+}
+
 TEST(Findings, JsonUsesRankNumbers) {
   std::vector<RankSummary> ranks = Job({3}, 40 * kMs);
   for (int r = 0; r < 6; ++r) ranks[r].rank.rank = 10 + r;  // ranks 10..15

@@ -56,6 +56,23 @@ class Rules {
     return fn.calls - fn.median_calls >= std::max(1.0, kExtraCallsShare * fn.median_calls);
   }
 
+  // The function that names a rank's anomaly: the largest, unless it is the same calls taking
+  // longer and a function the peers do not run (as often) explains nearly as much — work the
+  // peers do not do is the cause; the caller that grew with it (the optimizer's step around a
+  // hook, a module's forward around extra GEMMs) is where it shows. Moves it to the front.
+  // A wait (a sleep, a lock) is never that work, wherever it is called more often.
+  static bool PeersDoNotDo(const FunctionOutlier& fn) {
+    return !fn.wait && (fn.median_calls <= 0 || CallsDiffer(fn));
+  }
+  static void LeadWithExtraWork(std::vector<const FunctionOutlier*>* functions) {
+    if (functions->empty() || PeersDoNotDo(*functions->front())) return;
+    const double top = functions->front()->excess_ns;
+    const auto extra = std::find_if(functions->begin(), functions->end(), [&](const FunctionOutlier* fn) {
+      return PeersDoNotDo(*fn) && fn->excess_ns >= kExtraWorkLeadShare * top;
+    });
+    if (extra != functions->end()) std::rotate(functions->begin(), extra, extra + 1);
+  }
+
   // The same calls taking longer add to the rank's own time: a function its peers also run that is
   // slower on a rank whose local time is not (the rank was descheduled inside it and lost nothing
   // overall, or the time moved between functions) is timing noise, not extra work. A function the
@@ -159,6 +176,7 @@ Finding Rules::SlowGroupFinding(const SlowGroup& g) const {
       functions.push_back(&fn);
     }
   }
+  LeadWithExtraWork(&functions);
   std::vector<double> excess;
   for (uint32_t r : g.ranks) excess.push_back(in_.slow->excess_ns[r]);
   f.cost = CostOf(WhatIfLikeMedian(*in_.metrics, g.ranks), CostMethod::kWhatIfLikeMedian,
@@ -312,15 +330,16 @@ std::vector<Finding> Rules::ExtraWorkFindings(
     by_rank[fn.rank].second.push_back(&fn);
   }
   std::vector<Finding> out;
-  for (const auto& [rank, anomalies] : by_rank) {
-    const auto& [phase, functions] = anomalies;
+  for (auto& [rank, anomalies] : by_rank) {
+    auto& [phase, functions] = anomalies;
     if (!phase && functions.empty()) continue;
+    const double added = functions.empty() ? phase->excess_ns : functions.front()->excess_ns;  // the largest
+    LeadWithExtraWork(&functions);
     Finding f;
     f.kind = FindingKind::kExtraWork;
     f.severity = Severity::kInfo;
     f.ranks = {RankNo(rank)};
     if (HasHosts()) f.hosts = {(*in_.hosts)[rank].host};
-    const double added = functions.empty() ? phase->excess_ns : functions.front()->excess_ns;
     f.cost = CostOf(WhatIf{JobStepNs(*in_.metrics), JobStepNs(*in_.metrics), 0}, CostMethod::kAddedWork, added);
     if (!functions.empty()) {
       f.subject = functions.front()->name;

@@ -17,7 +17,9 @@
 //    like a phase; and a function the peers also run must show in the rank's own time (its
 //    local time above the median rank's by kShownShare of the function's excess).
 // A slow rank or node finding names its worst abnormal phase and its top abnormal functions:
-// where the extra time goes. Abnormal GPU utilization is evidence in these findings (and listed
+// where the extra time goes. The function that leads (names a finding) is the largest, unless that
+// one has the same calls as on its peers and a function the peers do not run (as often) explains
+// at least kExtraWorkLeadShare as much: the extra work, not the caller it shows in. Abnormal GPU utilization is evidence in these findings (and listed
 // in the report's cluster section), not a finding of its own: it has no cost by itself.
 #pragma once
 
@@ -40,6 +42,9 @@ inline constexpr size_t kFunctionsPerFinding = 5;
 inline constexpr double kFunctionShareOfExcess = 0.10;
 // Extra work: calls per step above the median rank's by at least this share (and at least one).
 inline constexpr double kExtraCallsShare = 0.10;
+// A function the peers do not run as often names the finding instead of a larger one with the
+// same calls when its excess is at least this share of that one's.
+inline constexpr double kExtraWorkLeadShare = 0.8;
 // Extra work with the same calls: the rank's local time must exceed the median rank's by at least
 // this share of the function's excess.
 inline constexpr double kShownShare = 0.5;
