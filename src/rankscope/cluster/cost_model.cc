@@ -92,6 +92,43 @@ StepTable WithoutPhaseExcess(const StepSeries& series, uint32_t rank, const Step
   return out;
 }
 
+WhatIf WhatIfGroupLikePeers(const StepSeries& series, const std::vector<bool>& group, double step_ns) {
+  return WhatIfByStep(series, LikePeers(series, group), step_ns);
+}
+
+void CostSlowGroupsByStep(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
+                          double min_excess_ns, std::vector<Finding>* findings) {
+  if (series.steps() == 0 || series.ranks() < 2 || series.ranks() != rank_numbers.size()) return;
+  for (Finding& f : *findings) {
+    if ((f.kind != FindingKind::kSlowRank && f.kind != FindingKind::kSlowNode) ||
+        f.cost.method != CostMethod::kWhatIfLikeMedian) {
+      continue;
+    }
+    const auto like_median = std::find_if(f.evidence.begin(), f.evidence.end(), [](const Evidence& e) {
+      return e.kind == EvidenceKind::kWhatIf && e.detail == "like_median";
+    });
+    if (like_median == f.evidence.end()) continue;  // costed otherwise (a slow host is per step already)
+    std::vector<bool> group(series.ranks(), false);
+    bool known = true;
+    for (int64_t r : f.ranks) {
+      const int i = RankIndex(rank_numbers, r);
+      if (i < 0) known = false;
+      else group[static_cast<size_t>(i)] = true;
+    }
+    if (!known) continue;
+    const WhatIf w = WhatIfGroupLikePeers(series, group, step_ns);
+    f.cost.saving_ns = w.saving_ns;
+    f.cost.step_ns = w.step_ns;
+    f.cost.estimated_step_ns = w.estimated_step_ns;
+    f.severity = w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical
+                 : w.saving_ns >= min_excess_ns                                  ? Severity::kWarning
+                                                                                 : Severity::kInfo;
+    like_median->detail = "per_step";
+    like_median->Set("step_ns", w.step_ns).Set("estimated_step_ns", w.estimated_step_ns).Set("saving_ns", w.saving_ns)
+        .Set("steps", static_cast<double>(series.steps()));
+  }
+}
+
 void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, const std::vector<int64_t>& rank_numbers,
                    double step_ns,
                    double min_excess_ns, std::vector<Finding>* findings) {

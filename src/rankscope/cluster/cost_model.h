@@ -37,6 +37,19 @@ StepTable WithoutExcess(const StepSeries& series, uint32_t rank, double excess_n
 // Local times with `rank`'s phase (a [rank][step] table) cut to its peers' median in each step.
 StepTable WithoutPhaseExcess(const StepSeries& series, uint32_t rank, const StepTable& phase);
 
+// Costs the slow_rank and slow_node findings step by step: each step without the group's excess
+// over its peers' median in that step, as long as its slowest rank. The cross-rank medians
+// (what_if.h) leave out that the other ranks' slowest is a different rank in each step, above
+// their median: they overstate what fixing a straggler saves when its excess is within a few times
+// the ranks' step-to-step spread (measured in docs/cluster.md, "Accuracy"). `rank_numbers`: per
+// rank index, its rank. Below `min_excess_ns` a finding stays, as information: the rule found it,
+// but nobody measurably waits for it. Findings are left unranked; without steps nothing changes.
+void CostSlowGroupsByStep(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
+                          double min_excess_ns, std::vector<Finding>* findings);
+// The saving per step if the ranks `group` behaved like their peers, step by step (every slow
+// rank and node of the job at once: the diagnosis's total).
+WhatIf WhatIfGroupLikePeers(const StepSeries& series, const std::vector<bool>& group, double step_ns);
+
 // Costs the uncosted extra_work findings whose per-step saving is at least `min_excess_ns`,
 // except on a rank that matched collectives show on time at every one (nobody waits for it).
 // `rank_numbers`: per rank index, its rank. Findings are left unranked.
