@@ -72,6 +72,8 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   // CPU can explain is the host's, not the input's (cpu_contention.h), when the traces say.
   d.cpu_wait = MeasureCpuWait(ranks, d.metrics);
   if (AttributeImbalanceToContention(d.cpu_wait, d.rank_numbers, &d.findings)) RankFindings(&d.findings);
+  // ... and a rank's extra CPU time there delays its peers too, which the costs leave out.
+  NoteContendedCpu(d.cpu_wait, d.hosts, d.rank_numbers, d.min_excess_ns, &d.findings);
   return d;
 }
 

@@ -56,6 +56,36 @@ std::vector<RankCpuWait> MeasureCpuWait(const std::vector<RankSummary>& ranks, c
   return out;
 }
 
+void NoteContendedCpu(const std::vector<RankCpuWait>& waits, const std::vector<RankHost>& hosts,
+                      const std::vector<int64_t>& rank_numbers, double min_excess_ns, std::vector<Finding>* findings) {
+  if (waits.size() != hosts.size() || waits.size() != rank_numbers.size()) return;
+  for (Finding& f : *findings) {
+    const bool about_a_rank = f.kind == FindingKind::kSlowRank || f.kind == FindingKind::kSlowFunction ||
+                              f.kind == FindingKind::kExtraWork;
+    if (!about_a_rank || f.ranks.size() != 1) continue;
+    const auto it = std::find(rank_numbers.begin(), rank_numbers.end(), f.ranks.front());
+    if (it == rank_numbers.end()) continue;
+    const size_t me = static_cast<size_t>(it - rank_numbers.begin());
+    if (!waits[me].known) continue;
+    std::vector<double> run, wait;  // the host's other ranks
+    for (size_t j = 0; j < waits.size(); ++j) {
+      if (j == me || !waits[j].known || hosts[j].source == HostSource::kNone || hosts[j].host != hosts[me].host) continue;
+      run.push_back(waits[j].run_ns);
+      wait.push_back(waits[j].wait_ns);
+    }
+    if (run.empty()) continue;
+    const double peers_run = ComputeRobustStats(run).median;
+    const double peers_wait = ComputeRobustStats(wait).median;
+    const double extra = waits[me].run_ns - peers_run;
+    if (extra < std::max(min_excess_ns, 1.0) || peers_wait < extra) continue;
+    Evidence e = CpuWaitEvidence(f.ranks.front(), waits[me]);
+    e.detail = "extra_cpu";
+    e.host = hosts[me].host;
+    e.Set("peers_run_ns", peers_run).Set("peers_wait_ns", peers_wait).Set("peers", static_cast<double>(run.size()));
+    f.evidence.push_back(std::move(e));
+  }
+}
+
 bool AttributeImbalanceToContention(const std::vector<RankCpuWait>& waits, const std::vector<int64_t>& rank_numbers,
                                     std::vector<Finding>* findings) {
   std::unordered_map<int64_t, const RankCpuWait*> by_rank;

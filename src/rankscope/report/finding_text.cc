@@ -413,6 +413,12 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kStage:
     case EvidenceKind::kStepImbalance: return ParallelEvidenceSentence(e, f);
     case EvidenceKind::kCpuWait:
+      if (e.detail == "extra_cpu") {
+        return fmt::format("rank {} ran {}{} more on a CPU than the other ranks of host {}, which wait {}{} for a CPU "
+                           "(run queue): that CPU time delays them too, so fixing it can save more than the cost shown",
+                           e.rank, D(e.Get("run_ns") - e.Get("peers_run_ns")), Per(f), e.host,
+                           D(e.Get("peers_wait_ns")), Per(f));
+      }
       return fmt::format("rank {}: waited {}{} for a CPU (run queue) while it ran {}", e.rank, D(e.Get("wait_ns")),
                          Per(f), D(e.Get("run_ns")));
     default:  // hang evidence: the hang report draws it as stacks and collectives
