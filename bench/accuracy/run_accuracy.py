@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Accuracy of the cluster diagnosis on jobs with known faults. Not a test: prints a table.
 
-    python3 bench/accuracy/run_accuracy.py                    # everything below (about 20 min)
+    python3 bench/accuracy/run_accuracy.py                    # everything below (about 25 min)
     python3 bench/accuracy/run_accuracy.py --parts cpu --repeats 1 --pcts 25   # a quick look
 
 Three parts (--parts, default all):
@@ -308,10 +308,13 @@ def main():
     p.add_argument("--rankscope", default="")
     p.add_argument("--work", default="", help="recordings go here (kept: a second run re-scores them)")
     p.add_argument("--ranks", type=int, default=6)
-    p.add_argument("--steps", type=int, default=8)
+    # 24 profiled steps and 64 + 64 measured ones: with fewer, neither the estimate (the ranks'
+    # step-to-step spread, 3-10 ms on a shared 2-core machine) nor the measurement (±1-5 ms) resolves
+    # 30 % of a 5 % fault (about 5 ms); docs/cluster.md, "Accuracy", round 4.
+    p.add_argument("--steps", type=int, default=24, help="profiled steps per scenario of the CPU runs")
     p.add_argument("--batch-size", type=int, default=4)
     p.add_argument("--model", default="mlp", help="the CPU runs' model (workloads/ground_truth.py --model)")
-    p.add_argument("--measure-steps", type=int, default=16,
+    p.add_argument("--measure-steps", type=int, default=64,
                    help="unprofiled steps per scenario that measure its step time (the what-if's reference)")
     p.add_argument("--device-ms", type=float, default=60.0,
                    help="emulated accelerator time per step of the CPU runs (workloads/ground_truth.py)")
