@@ -42,16 +42,17 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   for (uint32_t r = 0; r < ranks.size(); ++r) {
     if (d.slow.slow[r]) slow.push_back(r);
   }
-  d.total = WhatIfLikeMedian(d.metrics, slow);
-  d.findings = BuildClusterFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
-                              &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
   // With steps, slow ranks and nodes are costed step by step (cost_model.h), the total alike.
-  CostSlowGroupsByStep(series, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
   if (series.steps() > 0 && series.ranks() == ranks.size()) {
     std::vector<bool> group(ranks.size(), false);
     for (uint32_t r : slow) group[r] = true;
     d.total = WhatIfGroupLikePeers(series, group, JobStepNs(d.metrics));
+  } else {
+    d.total = WhatIfLikeMedian(d.metrics, slow);
   }
+  d.findings = BuildClusterFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
+                              &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
+  CostSlowGroupsByStep(series, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
   // Hooks after the rules: hosts slow together (host_outliers.h), then the per-step cost of the
   // anomalies the median what-if left uncosted (cost_model.h).
   AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, JobStepNs(d.metrics), d.min_excess_ns,

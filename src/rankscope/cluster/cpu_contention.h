@@ -50,12 +50,12 @@ std::vector<RankCpuWait> MeasureCpuWait(const std::vector<RankSummary>& ranks, c
 // Turns the per_step_imbalance findings that the ranks' wait for a CPU can explain into
 // cpu_contention findings (see above). `rank_numbers[i]` is ranks[i]'s rank number. Returns
 // whether it changed any (the findings then need ranking again).
+bool AttributeImbalanceToContention(const std::vector<RankCpuWait>& waits, const std::vector<int64_t>& rank_numbers,
+                                    std::vector<Finding>* findings);
+
 // Adds the cpu_wait evidence `extra_cpu` (above) to the slow_rank, slow_function and extra_work
 // findings about one rank that qualify. `hosts` and `rank_numbers` are per rank index.
 void NoteContendedCpu(const std::vector<RankCpuWait>& waits, const std::vector<RankHost>& hosts,
                       const std::vector<int64_t>& rank_numbers, double min_excess_ns, std::vector<Finding>* findings);
-
-bool AttributeImbalanceToContention(const std::vector<RankCpuWait>& waits, const std::vector<int64_t>& rank_numbers,
-                                    std::vector<Finding>* findings);
 
 }  // namespace rankscope

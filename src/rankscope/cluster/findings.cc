@@ -56,14 +56,16 @@ class Rules {
     return fn.calls - fn.median_calls >= std::max(1.0, kExtraCallsShare * fn.median_calls);
   }
 
-  // The function that names a rank's anomaly: the largest, unless it is the same calls taking
-  // longer and a function the peers do not run (as often) explains nearly as much — work the
-  // peers do not do is the cause; the caller that grew with it (the optimizer's step around a
-  // hook, a module's forward around extra GEMMs) is where it shows. Moves it to the front.
-  // A wait (a sleep, a lock) is never that work, wherever it is called more often.
+  // Work the peers do not do, or do less often. A wait (a sleep, a lock) is never that work,
+  // wherever it is called more often.
   static bool PeersDoNotDo(const FunctionOutlier& fn) {
     return !fn.wait && (fn.median_calls <= 0 || CallsDiffer(fn));
   }
+
+  // The function that names a rank's anomaly: the largest, unless it is the same calls taking
+  // longer and work the peers do not do explains nearly as much — that work is the cause; the
+  // caller that grew with it (the optimizer's step around a hook, a module's forward around extra
+  // GEMMs) is where it shows. Moves it to the front.
   static void LeadWithExtraWork(std::vector<const FunctionOutlier*>* functions) {
     if (functions->empty() || PeersDoNotDo(*functions->front())) return;
     const double top = functions->front()->excess_ns;

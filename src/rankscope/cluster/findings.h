@@ -19,8 +19,9 @@
 // A slow rank or node finding names its worst abnormal phase and its top abnormal functions:
 // where the extra time goes. The function that leads (names a finding) is the largest, unless that
 // one has the same calls as on its peers and a function the peers do not run (as often) explains
-// at least kExtraWorkLeadShare as much: the extra work, not the caller it shows in. Abnormal GPU utilization is evidence in these findings (and listed
-// in the report's cluster section), not a finding of its own: it has no cost by itself.
+// at least kExtraWorkLeadShare as much: the extra work, not the caller it shows in. Abnormal GPU
+// utilization is evidence in these findings (and listed in the report's cluster section), not a
+// finding of its own: it has no cost by itself.
 #pragma once
 
 #include <vector>
