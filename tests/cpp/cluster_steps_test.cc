@@ -215,9 +215,67 @@ TEST(SlowHosts, TwoRanksOfAHostSlowTogetherAreANodeEvenWhenTheyAreHalfTheJob) {
   EXPECT_TRUE(FindSlowHosts(uneven, hosts, 2 * kMs, 0.05).empty());
 }
 
+// One function's samples: per rank index, (calls per step, ms per step).
+FunctionSamples Samples(std::string name, std::vector<std::pair<double, double>> per_rank, bool wait = false) {
+  FunctionSamples f;
+  f.kind = FunctionKind::kPythonPath;
+  f.name = std::move(name);
+  f.wait = wait;
+  for (uint32_t r = 0; r < per_rank.size(); ++r) {
+    f.samples.push_back({r, per_rank[r].second * kMs, per_rank[r].first, 0});
+  }
+  return f;
+}
+
+TEST(SlowHosts, AHostWhoseEveryRankDoesWorkNoOtherRankDoesIsANode) {
+  const std::vector<RankHost> hosts = {{"a", HostSource::kHostMap}, {"a", HostSource::kHostMap},
+                                       {"b", HostSource::kHostMap}, {"b", HostSource::kHostMap},
+                                       {"c", HostSource::kHostMap}, {"c", HostSource::kHostMap}};
+  // Both ranks of host b call a hook once per step (6 and 7 ms); nobody else calls it. Their
+  // caller is slower too, with the same calls everywhere: the hook names the node.
+  const std::vector<FunctionSamples> node = {
+      Samples("step|forward", {{1, 20}, {1, 21}, {1, 26}, {1, 27}, {1, 20}, {1, 19}}),
+      Samples("step|forward|hook", {{0, 0}, {0, 0}, {1, 6}, {1, 7}, {0, 0}, {0, 0}})};
+  const std::vector<HostExtraWork> found = FindHostsWithExtraWork(node, hosts, {}, 2 * kMs);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].host, "b");
+  EXPECT_EQ(found[0].ranks, (std::vector<uint32_t>{2, 3}));
+  EXPECT_EQ(found[0].name, "step|forward|hook");
+  EXPECT_DOUBLE_EQ(found[0].excess_ns, 6 * kMs);  // the host's smallest, over the others' median
+  EXPECT_EQ(found[0].rank_excess_ns, (std::vector<double>{6 * kMs, 7 * kMs}));
+  EXPECT_DOUBLE_EQ(found[0].calls, 1);
+  EXPECT_DOUBLE_EQ(found[0].median_calls, 0);
+  // Below the minimum excess: nothing.
+  EXPECT_TRUE(FindHostsWithExtraWork(node, hosts, {}, 6.5 * kMs).empty());
+  // One rank of the host does it: a rank's work, not the node's.
+  EXPECT_TRUE(FindHostsWithExtraWork({Samples("hook", {{0, 0}, {0, 0}, {0, 0}, {1, 7}, {0, 0}, {0, 0}})}, hosts, {},
+                                     2 * kMs).empty());
+  // A rank of another host does it too: not the node's either.
+  EXPECT_TRUE(FindHostsWithExtraWork({Samples("hook", {{0, 0}, {0, 0}, {1, 6}, {1, 7}, {1, 6}, {0, 0}})}, hosts, {},
+                                     2 * kMs).empty());
+  // The same calls, only longer (a busy machine stretches calls): not work the others do not do.
+  EXPECT_TRUE(FindHostsWithExtraWork({Samples("mm", {{3, 1}, {3, 1}, {3, 9}, {3, 9}, {3, 1}, {3, 1}})}, hosts, {},
+                                     2 * kMs).empty());
+  // A wait is never work.
+  EXPECT_TRUE(FindHostsWithExtraWork({Samples("sleep", {{0, 0}, {0, 0}, {1, 6}, {1, 7}, {0, 0}, {0, 0}}, true)},
+                                     hosts, {}, 2 * kMs).empty());
+  // No host known: never a node.
+  const std::vector<RankHost> none(6, {"", HostSource::kNone});
+  EXPECT_TRUE(FindHostsWithExtraWork(node, none, {}, 2 * kMs).empty());
+  // A pipeline: host a's ranks are stage 0, alone in running the embedding, which is the stage's
+  // work, not the node's; within stage 1, host b's hook is still the node's.
+  const std::vector<FunctionSamples> staged = {
+      Samples("embedding", {{1, 8}, {1, 8}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}), node[1]};
+  const std::vector<int64_t> stage_of = {0, 0, 1, 1, 1, 1};
+  ASSERT_EQ(FindHostsWithExtraWork(staged, hosts, {}, 2 * kMs).size(), 2u);  // without the layout: both
+  const std::vector<HostExtraWork> in_stage = FindHostsWithExtraWork(staged, hosts, stage_of, 2 * kMs);
+  ASSERT_EQ(in_stage.size(), 1u);
+  EXPECT_EQ(in_stage[0].host, "b");
+}
+
 // A CPU-only rank: `steps` steps whose local time is `local_ms` (+ its wobble) and forward
 // phase carries the excess, 20 ms of exposed communication after it.
-RankSummary Rank(int64_t rank, std::string host, double extra_ms, int steps = 8) {
+RankSummary Rank(int64_t rank, std::string host, double extra_ms, int steps = 8, double wobble_ms = 0.5) {
   RankSummary r;
   r.rank.rank = rank;
   r.rank_resolved = true;
@@ -225,7 +283,7 @@ RankSummary Rank(int64_t rank, std::string host, double extra_ms, int steps = 8)
   int64_t t = 1'716'423'322'000'000'000;
   r.window_start_ns = t;
   for (int s = 0; s < steps; ++s) {
-    const int64_t wobble = ((rank * 7 + s * 3) % 5) * 500'000;
+    const int64_t wobble = ((rank * 7 + s * 3) % 5) * static_cast<int64_t>(wobble_ms * 1e6);
     const int64_t local = 100'000'000 + static_cast<int64_t>(extra_ms * 1e6) + wobble;
     StepSummary st;
     st.number = s;
@@ -283,6 +341,59 @@ TEST(SlowHosts, DiagnoseClusterNamesTheHostWhoseRanksAreHalfTheJob) {
   const StatusOr<ClusterDiagnosis> c = DiagnoseCluster(clean, ClusterOptions{});
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->findings.empty());
+}
+
+TEST(SlowHosts, DiagnoseClusterNamesANodeByItsWorkWhenTheRanksTimesAreTooNoisy) {
+  // Host b's ranks run a GEMM nobody else runs, 5 ms per step, on a machine whose local times
+  // wobble by up to 16 ms from step to step: the time test cannot see the node, its calls can.
+  std::vector<RankSummary> ranks;
+  for (int64_t r = 0; r < 6; ++r) {
+    const bool b = r == 2 || r == 3;
+    ranks.push_back(Rank(r, r < 2 ? "a" : b ? "b" : "c", b ? 5 : 0, 16, 4.0));
+    if (b) {
+      ranks.back().kernels.rows.push_back(
+          FunctionStat{"extra_gemm", "[8,1,1]|[128,1,1]", ActivityClass::kCompute, 16, 0, 0, 0, 0, 16 * 5'000'000});
+    }
+  }
+  ClusterOptions options;
+  const StatusOr<ClusterDiagnosis> d = DiagnoseCluster(ranks, options);
+  ASSERT_TRUE(d.ok());
+  ASSERT_FALSE(d->findings.empty());
+  const Finding& top = d->findings.front();
+  EXPECT_EQ(top.kind, FindingKind::kSlowNode);
+  EXPECT_EQ(top.hosts, (std::vector<std::string>{"b"}));
+  EXPECT_EQ(top.ranks, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(top.subject, "extra_gemm");
+  EXPECT_NEAR(top.cost.added_ns, 5e6, 1e3);
+  for (const Finding& f : d->findings) {  // the ranks' own findings are part of the node's
+    if (&f == &top) continue;
+    for (int64_t r : f.ranks) EXPECT_TRUE(r != 2 && r != 3) << FindingKindId(f.kind);
+  }
+  const FindingWords text = DescribeFinding(top);
+  bool calls = false, node = false;
+  for (const std::string& line : text.evidence) {
+    calls |= line.find("kernel extra_gemm") != std::string::npos && line.find("at least 1.0 vs 0.0 calls/step") != std::string::npos;
+    node |= line.find("every rank of host b runs it, and no rank of another host does") != std::string::npos;
+  }
+  EXPECT_TRUE(calls && node) << ::testing::PrintToString(text.evidence);
+  // Rank 2 also a straggler for a reason of its own (+40 ms per step): it stays a finding beside
+  // the node's, which explains only 5 ms of it.
+  std::vector<RankSummary> straggler = ranks;
+  straggler[2] = Rank(2, "b", 45, 16, 4.0);
+  straggler[2].kernels.rows = ranks[2].kernels.rows;
+  const StatusOr<ClusterDiagnosis> s2 = DiagnoseCluster(straggler, options);
+  ASSERT_TRUE(s2.ok());
+  bool node_b = false, rank_2 = false;
+  for (const Finding& f : s2->findings) {
+    node_b |= f.kind == FindingKind::kSlowNode && f.hosts == std::vector<std::string>{"b"};
+    rank_2 |= f.kind == FindingKind::kSlowRank && f.ranks == std::vector<int64_t>{2};
+  }
+  EXPECT_TRUE(node_b && rank_2);
+  // The same job without the GEMM: no node (the wobble alone is nobody's).
+  for (RankSummary& r : ranks) r.kernels.rows.clear();
+  const StatusOr<ClusterDiagnosis> clean = DiagnoseCluster(ranks, options);
+  ASSERT_TRUE(clean.ok());
+  for (const Finding& f : clean->findings) EXPECT_NE(f.kind, FindingKind::kSlowNode);
 }
 
 }  // namespace

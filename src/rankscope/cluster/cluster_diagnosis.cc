@@ -56,7 +56,7 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   // Hooks after the rules: hosts slow together (host_outliers.h), then the per-step cost of the
   // anomalies the median what-if left uncosted (cost_model.h).
   AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, JobStepNs(d.metrics), d.min_excess_ns,
-                       options.outlier_margin, &functions},
+                       options.outlier_margin, &functions, d.layout.has_pipeline() ? &d.layout.stage : nullptr},
                       &d.findings);
   std::vector<FunctionSamples>().swap(functions);
   CostExtraWork(series, d.arrival, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);

@@ -82,6 +82,20 @@ StepTable WithoutExcess(const StepSeries& series, uint32_t rank, double excess_n
   return out;
 }
 
+StepTable WithoutGroupExcess(const StepSeries& series, const std::vector<bool>& group,
+                             const std::vector<double>& excess_ns) {
+  StepTable out = series.local_ns;
+  for (size_t s = 0; s < series.steps(); ++s) {
+    const double median = PeersOf(StepColumn(series.local_ns, s), group).median;
+    for (size_t r = 0; r < series.ranks(); ++r) {
+      if (!group[r]) continue;
+      const double local = out[r][s];
+      out[r][s] = std::max(std::min(local, median), local - excess_ns[r]);
+    }
+  }
+  return out;
+}
+
 StepTable WithoutPhaseExcess(const StepSeries& series, uint32_t rank, const StepTable& phase) {
   StepTable out = series.local_ns;
   const std::vector<bool> alone = Alone(series.ranks(), rank);

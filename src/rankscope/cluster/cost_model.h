@@ -34,6 +34,10 @@ WhatIf WhatIfByStep(const StepSeries& series, const StepTable& after, double ste
 StepTable LikePeers(const StepSeries& series, const std::vector<bool>& group);
 // Local times with `rank` doing `excess_ns` less work per step (never below its peers' median).
 StepTable WithoutExcess(const StepSeries& series, uint32_t rank, double excess_ns);
+// Local times with each rank r of `group` doing `excess_ns[r]` less work per step (never below the
+// median of the ranks outside the group in that step).
+StepTable WithoutGroupExcess(const StepSeries& series, const std::vector<bool>& group,
+                             const std::vector<double>& excess_ns);
 // Local times with `rank`'s phase (a [rank][step] table) cut to its peers' median in each step.
 StepTable WithoutPhaseExcess(const StepSeries& series, uint32_t rank, const StepTable& phase);
 

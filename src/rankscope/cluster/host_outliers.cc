@@ -5,7 +5,9 @@
 #include <map>
 #include <optional>
 
+#include "rankscope/cluster/communication_work.h"
 #include "rankscope/cluster/cost_model.h"
+#include "rankscope/cluster/findings.h"
 #include "rankscope/cluster/function_outliers.h"
 #include "rankscope/cluster/robust_rule.h"
 
@@ -17,6 +19,9 @@ namespace {
 constexpr double kNamesShare = 0.5;
 constexpr double kDeeperShare = 0.8;
 constexpr double kCriticalStepShare = 0.10;
+// A finding about one of a host's ranks is part of the host's extra work when that work explains
+// at least this share of the time it adds.
+constexpr double kPartOfNodeShare = 0.5;
 
 struct HostExcess {
   FunctionKind kind = FunctionKind::kKernel;
@@ -118,8 +123,32 @@ bool AlreadyNamed(const std::vector<Finding>& findings, const std::string& host)
   });
 }
 
+// The host's saving: its ranks like the other hosts' median rank in each step (a slow host), or
+// without the work only they do (a host with extra work).
+WhatIf HostSaving(const HostFindingInputs& in, const std::vector<bool>& group, const HostExtraWork* work) {
+  const StepSeries& series = *in.series;
+  if (!work) return WhatIfByStep(series, LikePeers(series, group), in.step_ns);
+  std::vector<double> excess(series.ranks(), 0);
+  for (size_t i = 0; i < work->ranks.size(); ++i) excess[work->ranks[i]] = work->rank_excess_ns[i];
+  return WhatIfByStep(series, WithoutGroupExcess(series, group, excess), in.step_ns);
+}
+
+// The work only the host's ranks do, with its calls: the evidence that names the node.
+Evidence WorkEvidence(const HostExtraWork& w, const std::vector<int64_t>& ranks) {
+  Evidence ev;
+  ev.kind = EvidenceKind::kFunction;
+  ev.ranks = ranks;
+  ev.subject = w.name;
+  ev.subject_kind = FunctionKindName(w.kind);
+  ev.detail = w.detail;
+  ev.Set("value_ns", w.value_ns).Set("median_ns", w.median_ns).Set("excess_ns", w.excess_ns)
+      .Set("host_calls", w.calls).Set("median_calls", w.median_calls);
+  return ev;
+}
+
+// `work`: the host's extra work, when that rule found it (else the host is slow by its local time).
 Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& functions, const PhaseTesters& phases,
-                    const SlowHost& h, const std::vector<int64_t>& numbers) {
+                    const SlowHost& h, const std::vector<int64_t>& numbers, const HostExtraWork* work = nullptr) {
   const StepSeries& series = *in.series;
   std::vector<bool> group(series.ranks(), false);
   for (uint32_t r : h.ranks) group[r] = true;
@@ -128,13 +157,19 @@ Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& function
   f.hosts = {h.host};
   for (uint32_t r : h.ranks) f.ranks.push_back(numbers[r]);
   std::sort(f.ranks.begin(), f.ranks.end());
-  const WhatIf w = WhatIfByStep(series, LikePeers(series, group), in.step_ns);
-  f.cost.method = CostMethod::kWhatIfLikeMedian;
+  const WhatIf w = HostSaving(in, group, work);
+  f.cost.method = work ? CostMethod::kWhatIfFaster : CostMethod::kWhatIfLikeMedian;
   f.cost.saving_ns = w.saving_ns;
   f.cost.step_ns = w.step_ns;
   f.cost.estimated_step_ns = w.estimated_step_ns;
-  f.cost.added_ns = h.test.median_excess_ns;
+  f.cost.added_ns = work ? work->excess_ns : h.test.median_excess_ns;
   f.severity = w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical : Severity::kWarning;
+  if (work && w.saving_ns < in.min_excess_ns) {  // nobody measurably waits for it: information
+    f.cost.method = CostMethod::kAddedWork;
+    f.cost.saving_ns = 0;
+    f.cost.estimated_step_ns = w.step_ns;
+    f.severity = Severity::kInfo;
+  }
   // Where the time goes: the function, else the phase with the largest excess.
   const std::vector<HostExcess> excess = FunctionExcess(in, functions, h.ranks);
   const HostExcess* fn = Explaining(excess);
@@ -151,7 +186,11 @@ Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& function
       }
     }
   }
-  if (fn && fn->excess_ns >= kNamesShare * h.test.median_excess_ns) {
+  if (work) {
+    f.subject = work->name;
+    f.subject_kind = FunctionKindName(work->kind);
+    f.subject_detail = work->detail;
+  } else if (fn && fn->excess_ns >= kNamesShare * h.test.median_excess_ns) {
     f.subject = fn->name;
     f.subject_kind = FunctionKindName(fn->kind);
     f.subject_detail = fn->detail;
@@ -189,16 +228,21 @@ Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& function
     e.Set("excess_ns", phase_excess);
     f.evidence.push_back(std::move(e));
   }
-  for (size_t i = 0; i < excess.size() && i < 5; ++i) {
-    f.evidence.push_back(FunctionEvidenceOf(i == 0 && fn ? *fn : excess[i], group, f.ranks));
+  if (work) f.evidence.push_back(WorkEvidence(*work, f.ranks));
+  for (size_t i = 0, n = 0; i < excess.size() && n < 5; ++i) {
+    const HostExcess& e = i == 0 && fn ? *fn : excess[i];
+    if (work && e.kind == work->kind && e.name == work->name && e.detail == work->detail) continue;
+    f.evidence.push_back(FunctionEvidenceOf(e, group, f.ranks));
+    ++n;
   }
   Evidence host;
   host.kind = EvidenceKind::kHostPeers;
   host.host = h.host;
-  host.detail = "node";
+  host.detail = work ? "node_work" : "node";
   host.Set("slow_ranks", static_cast<double>(h.ranks.size())).Set("host_ranks", static_cast<double>(h.ranks.size()))
       .Set("steps_exceeding", static_cast<double>(h.test.exceeding)).Set("steps", static_cast<double>(h.test.steps));
   f.evidence.push_back(std::move(host));
+  if (f.cost.method == CostMethod::kAddedWork) return f;
   Evidence what_if;
   what_if.kind = EvidenceKind::kWhatIf;
   what_if.detail = "per_step";
@@ -232,7 +276,103 @@ double OthersMedian(const StepExcessTester& tester, const StepSeries& series, co
   return ComputeRobustStats(per_step).median;
 }
 
+// One function's extra work on the host of the rank that calls it most, or nothing: whoever does
+// work that no other rank does calls it most.
+std::optional<HostExtraWork> ExtraWorkOfHost(const FunctionSamples& f, const std::vector<RankHost>& hosts,
+                                             const std::vector<int64_t>& stage_of, double min_excess_ns) {
+  const auto [fewest, most] = std::minmax_element(f.samples.begin(), f.samples.end(),
+                                                  [](const FunctionValue& a, const FunctionValue& b) {
+                                                    return a.calls < b.calls;
+                                                  });
+  if (fewest == f.samples.end() || most->calls - fewest->calls < 1 || most->rank >= hosts.size()) return std::nullopt;
+  const RankHost& where = hosts[most->rank];
+  if (where.source == HostSource::kNone) return std::nullopt;
+  auto stage = [&](uint32_t r) { return r < stage_of.size() ? stage_of[r] : 0; };
+  HostExtraWork w;
+  w.host = where.host;
+  w.kind = f.kind;
+  w.name = f.name;
+  w.detail = f.detail;
+  std::vector<double> mine_calls, mine_ns, other_calls, other_ns;
+  for (const FunctionValue& v : f.samples) {
+    if (v.rank >= hosts.size() || stage(v.rank) != stage(most->rank)) continue;
+    const bool mine = hosts[v.rank].source != HostSource::kNone && hosts[v.rank].host == where.host;
+    (mine ? mine_calls : other_calls).push_back(v.calls);
+    (mine ? mine_ns : other_ns).push_back(v.value_ns);
+    if (mine) w.ranks.push_back(v.rank);
+  }
+  // Every rank of the host (of its stage) must be compared: one without a value is not known to do it.
+  size_t members = 0;
+  for (uint32_t r = 0; r < hosts.size(); ++r) {
+    members += hosts[r].source != HostSource::kNone && hosts[r].host == where.host && stage(r) == stage(most->rank);
+  }
+  if (w.ranks.size() < 2 || w.ranks.size() != members || other_calls.size() < 2) return std::nullopt;
+  w.median_calls = ComputeRobustStats(other_calls).median;
+  const double extra_calls = std::max(1.0, kExtraCallsShare * w.median_calls);
+  w.calls = *std::min_element(mine_calls.begin(), mine_calls.end());
+  if (w.calls - w.median_calls < extra_calls) return std::nullopt;
+  if (*std::max_element(other_calls.begin(), other_calls.end()) - w.median_calls >= extra_calls) return std::nullopt;
+  w.median_ns = ComputeRobustStats(other_ns).median;
+  w.excess_ns = *std::min_element(mine_ns.begin(), mine_ns.end()) - w.median_ns;
+  if (w.excess_ns < min_excess_ns) return std::nullopt;
+  w.value_ns = ComputeRobustStats(mine_ns).median;
+  for (double v : mine_ns) w.rank_excess_ns.push_back(v - w.median_ns);
+  return w;
+}
+
+// Adds a host's finding; the findings about single ranks of it are part of it now — for a host
+// found by its work (`work`), those that its work explains at least half of on each of their
+// ranks: a straggler among them for some other reason stays a finding of its own.
+void ReplaceSingleRankFindings(Finding f, std::vector<Finding>* findings, const HostExtraWork* work = nullptr,
+                               const std::vector<int64_t>& numbers = {}) {
+  auto explained = [&](const Finding& g) {
+    if (!work || g.subject == work->name) return true;
+    for (int64_t r : g.ranks) {
+      for (size_t i = 0; i < work->ranks.size(); ++i) {
+        if (numbers[work->ranks[i]] == r && work->rank_excess_ns[i] < kPartOfNodeShare * g.cost.added_ns) return false;
+      }
+    }
+    return true;
+  };
+  std::erase_if(*findings, [&](const Finding& g) {
+    const bool single = g.kind == FindingKind::kSlowRank || g.kind == FindingKind::kSlowFunction ||
+                        g.kind == FindingKind::kExtraWork;
+    return single && !g.ranks.empty() && std::all_of(g.ranks.begin(), g.ranks.end(), [&](int64_t r) {
+      return std::find(f.ranks.begin(), f.ranks.end(), r) != f.ranks.end();
+    }) && explained(g);
+  });
+  findings->push_back(std::move(f));
+}
+
 }  // namespace
+
+std::vector<HostExtraWork> FindHostsWithExtraWork(const std::vector<FunctionSamples>& functions,
+                                                  const std::vector<RankHost>& hosts,
+                                                  const std::vector<int64_t>& stage_of, double min_excess_ns) {
+  // Per host, every function it does alone; the one that explains it is the largest, or the
+  // deepest Python path under it that carries most of its excess (the hook, not its callers).
+  std::map<std::string, std::vector<HostExtraWork>> by_host;
+  for (const FunctionSamples& f : functions) {
+    if (f.kind == FunctionKind::kCollective || f.wait || IsCommunicationWork(f.kind, f.name)) continue;
+    if (std::optional<HostExtraWork> w = ExtraWorkOfHost(f, hosts, stage_of, min_excess_ns)) {
+      by_host[w->host].push_back(std::move(*w));
+    }
+  }
+  std::vector<HostExtraWork> out;
+  for (auto& [host, work] : by_host) {
+    std::sort(work.begin(), work.end(), [](const HostExtraWork& a, const HostExtraWork& b) {
+      return a.excess_ns > b.excess_ns;
+    });
+    std::vector<HostExcess> excess;
+    for (const HostExtraWork& w : work) excess.push_back({w.kind, w.name, w.detail, w.excess_ns, w.value_ns, w.median_ns});
+    const HostExcess* best = Explaining(excess);
+    out.push_back(std::move(work[static_cast<size_t>(best - excess.data())]));
+  }
+  std::sort(out.begin(), out.end(), [](const HostExtraWork& a, const HostExtraWork& b) {
+    return a.excess_ns > b.excess_ns;
+  });
+  return out;
+}
 
 std::vector<SlowHost> FindSlowHosts(const StepSeries& series, const std::vector<RankHost>& hosts,
                                     double min_excess_ns, double margin) {
@@ -272,14 +412,24 @@ void AddSlowHostFindings(const HostFindingInputs& in, std::vector<Finding>* find
     }
     Finding f = HostFinding(in, *functions, *phases, h, numbers);
     if (f.cost.saving_ns < in.min_excess_ns) continue;
-    std::erase_if(*findings, [&](const Finding& g) {
-      const bool single = g.kind == FindingKind::kSlowRank || g.kind == FindingKind::kSlowFunction ||
-                          g.kind == FindingKind::kExtraWork;
-      return single && !g.ranks.empty() && std::all_of(g.ranks.begin(), g.ranks.end(), [&](int64_t r) {
-        return std::find(f.ranks.begin(), f.ranks.end(), r) != f.ranks.end();
-      });
-    });
-    findings->push_back(std::move(f));
+    ReplaceSingleRankFindings(std::move(f), findings);
+  }
+  // Nodes found by their work (the time test above cannot see them through the ranks' noise);
+  // costed step by step, so not without steps.
+  if (in.series->steps() == 0 || in.series->ranks() != in.hosts->size()) return;
+  const std::vector<FunctionSamples>& samples = in.functions ? *in.functions : collected;
+  if (!in.functions && !functions) collected = CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns);
+  const std::vector<int64_t> one_stage;
+  for (const HostExtraWork& w : FindHostsWithExtraWork(samples, *in.hosts, in.stage_of ? *in.stage_of : one_stage,
+                                                       in.min_excess_ns)) {
+    if (AlreadyNamed(*findings, w.host)) continue;
+    if (!functions) {
+      functions = SortFunctions(samples);
+      phases.emplace(*in.series);
+    }
+    const StepExcessTester tester(in.series->local_ns);
+    ReplaceSingleRankFindings(HostFinding(in, *functions, *phases, {w.host, w.ranks, tester.Test(w.ranks)}, numbers, &w),
+                              findings, &w, numbers);
   }
 }
 

@@ -15,7 +15,9 @@ constexpr FindingKindInfo kTable[] = {
     {FindingKind::kSlowNode, "slow_node", kWarning, "cluster",
      "Two or more ranks of one host, at least half of its ranks, spend more time per step on their own work than the "
      "median rank and the others wait for them: something the host's ranks share (CPU, memory, network, power, "
-     "cooling)."},
+     "cooling). Also every rank of a host running work (a function called more often) that no rank of another host "
+     "runs, found by the calls where the ranks' times are too noisy; information (`added_work`, no saving) when "
+     "nobody measurably waits for it."},
     {FindingKind::kSlowRank, "slow_rank", kWarning, "cluster",
      "One rank spends more time per step on its own work (local time) than the median rank, arrives late at its "
      "collectives in most steps, and the others wait for it: its GPU, its data, its process."},

@@ -56,9 +56,12 @@ std::string SlowGroupTitle(const Finding& f) {
     where = fmt::format(", {} in {} (+{})", excess >= 0.5 * typical ? "mostly" : "partly", PhaseWords(p->subject), D(excess));
   }
   if (f.kind == FindingKind::kSlowNode) {
+    // Found by work only its ranks do (cluster/host_outliers.h): waited for only when costed.
+    const bool waited_for = f.cost.method != CostMethod::kAddedWork;
     return fmt::format("host {} is slow: its {} each spend about {} more per {} on their own work than the median "
-                       "rank{}; every other rank waits for them",
-                       f.hosts.empty() ? "?" : f.hosts.front(), Ranks(f.ranks), D(typical), f.cost.unit, where);
+                       "rank{}; {}",
+                       f.hosts.empty() ? "?" : f.hosts.front(), Ranks(f.ranks), D(typical), f.cost.unit, where,
+                       waited_for ? "every other rank waits for them" : "no other rank measurably waits for them");
   }
   return fmt::format("rank {} is a straggler: it spends {} more per {} on its own work than the median rank{}; every "
                      "other rank waits for it",
@@ -220,9 +223,12 @@ std::string FunctionSentence(const Evidence& e, const Finding& f) {
                        D(e.Get("per_call_ns")), D(e.Get("median_per_call_ns")));
   }
   if (!e.Has("calls")) {  // a host's ranks together (cluster/host_outliers.cc)
-    return fmt::format("{} {} on {}: {}{} vs median {} on the other hosts' ranks (+{})", FunctionKindWords(e.subject_kind),
-                       FunctionLabel(e), Ranks(e.ranks), D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")),
-                       D(e.Get("excess_ns")));
+    const std::string calls = e.Has("host_calls") ? fmt::format("; at least {:.1f} vs {:.1f} calls{}", e.Get("host_calls"),
+                                                                e.Get("median_calls"), Per(f))
+                                                  : "";
+    return fmt::format("{} {} on {}: {}{} vs median {} on the other hosts' ranks (+{}{})",
+                       FunctionKindWords(e.subject_kind), FunctionLabel(e), Ranks(e.ranks), D(e.Get("value_ns")), Per(f),
+                       D(e.Get("median_ns")), D(e.Get("excess_ns")), calls);
   }
   return fmt::format("{} {} on rank {}: {}{} vs median {} (+{}; {:.1f} vs {:.1f} calls{})",
                      FunctionKindWords(e.subject_kind), FunctionLabel(e), e.rank, D(e.Get("value_ns")), Per(f),
@@ -246,6 +252,11 @@ std::string HostPeersSentence(const Evidence& e, const Finding& f) {
   }
   if (e.detail == "rank") {
     return fmt::format("it is the only rank analysed on host {}: a slow node and a slow GPU look the same here", e.host);
+  }
+  if (e.detail == "node_work") {
+    return fmt::format("every rank of host {} runs it, and no rank of another host does: work the node does that the "
+                       "others do not (calls are counted, so a busy machine's noise cannot make it)",
+                       e.host);
   }
   return fmt::format("{:.0f} of the {:.0f} ranks of host {} are slow{}", e.Get("slow_ranks"), e.Get("host_ranks"), e.host,
                      e.ranks.empty() ? "" : fmt::format(" ({} {} not)", Ranks(e.ranks), e.ranks.size() == 1 ? "is" : "are"));
