@@ -48,9 +48,20 @@ if [ "$MODE" = ground-truth ]; then
     S+=(--scenario "clean$i:none:-:0")
   done
   echo "${S[@]}" > "$WORK/scenarios.txt"
+  # 12 profiled steps (4 until round 5: too few to tell a 5 % fault from the ranks' spread) and
+  # 48 + 48 measured ones; about 5 s per scenario on an H200.
   ( cd "$W" && setsid timeout 420 $TORCHRUN --nproc_per_node=$NPROC ground_truth.py --out "$WORK/gt" $MODEL \
-      --with-stack --steps ${STEPS:-4} --measure-steps 16 "${S[@]}" > "$WORK/gt.log" 2>&1 )
+      --with-stack --steps ${STEPS:-12} --measure-steps ${MEASURE_STEPS:-48} "${S[@]}" > "$WORK/gt.log" 2>&1 )
   echo "ground truth: rc $?"
+  # Scored here: 37 scenarios of 12 steps are over 100 MB of traces, more than a device call brings
+  # back. The table and every row (bench/accuracy/run_accuracy.py --parts gpu) are small.
+  mkdir -p "$WORK/gt_score"
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$BUNDLE/lib" "$BUNDLE/bin/rankscope" > "$WORK/gt_score/rankscope"
+  chmod +x "$WORK/gt_score/rankscope"
+  python3 "$BUNDLE/accuracy/run_accuracy.py" --parts gpu --gpu "$WORK/gt" --rankscope "$WORK/gt_score/rankscope" \
+      --json "$WORK/gt_score/rows.json" --markdown "$WORK/gt_score/table.md" > "$WORK/gt_score/scored.txt" 2>&1
+  echo "scored: rc $?"
+  cp "$WORK/gt/truth.json" "$WORK/scenarios.txt" "$WORK/gt_score/" 2>/dev/null
   if [ "$DEVICE" = cuda ] && [ "${NCCL:-1}" = 1 ]; then  # NCCL=0: skip the one-rank NCCL job
     ( cd "$W" && setsid timeout 150 $TORCHRUN --nproc_per_node=1 ground_truth.py --out "$WORK/nccl1" $MODEL \
         --backend nccl --steps 4 --scenario clean:none:-:0 --scenario forward:slow-forward:0:25% > "$WORK/nccl1.log" 2>&1 )

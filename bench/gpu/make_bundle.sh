@@ -18,6 +18,8 @@ done
 cp -r "$REPO/python" "$DEST/python"
 cp -r "$REPO/workloads" "$DEST/workloads"
 cp "$REPO/bench/gpu/capture.sh" "$REPO/bench/gpu/pack.py" "$DEST/"
+mkdir -p "$DEST/accuracy"  # capture.sh ground-truth scores its recording on the device
+cp "$REPO/bench/accuracy/run_accuracy.py" "$REPO/bench/accuracy/scoring.py" "$DEST/accuracy/"
 if [ "${WITH_MPI:-0}" = 1 ]; then
   # Debian's layout under a new prefix: OPAL_PREFIX=DEST/ompi maps /usr to it.
   M=$DEST/ompi MULTIARCH=lib/x86_64-linux-gnu
