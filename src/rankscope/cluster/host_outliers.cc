@@ -104,16 +104,21 @@ const HostExcess* Explaining(const std::vector<HostExcess>& all) {
 }
 
 // About the host's ranks together (`ranks`, no single rank): the host's median value against the
-// other hosts' median; no call counts (the report words it so).
-Evidence FunctionEvidenceOf(const HostExcess& e, const std::vector<bool>& group, const std::vector<int64_t>& ranks) {
+// other hosts' median; no per-rank call counts (the report words it so).
+Evidence HostFunctionEvidence(const HostExcess& e, const std::vector<int64_t>& ranks) {
   Evidence ev;
   ev.kind = EvidenceKind::kFunction;
   ev.ranks = ranks;
   ev.subject = e.name;
   ev.subject_kind = FunctionKindName(e.kind);
   ev.detail = e.detail;
-  ev.Set("value_ns", e.value_ns).Set("median_ns", e.median_ns).Set("excess_ns", e.excess_ns)
-      .Set("ranks_compared", static_cast<double>(group.size()));
+  ev.Set("value_ns", e.value_ns).Set("median_ns", e.median_ns).Set("excess_ns", e.excess_ns);
+  return ev;
+}
+
+Evidence FunctionEvidenceOf(const HostExcess& e, const std::vector<bool>& group, const std::vector<int64_t>& ranks) {
+  Evidence ev = HostFunctionEvidence(e, ranks);
+  ev.Set("ranks_compared", static_cast<double>(group.size()));
   return ev;
 }
 
@@ -135,14 +140,8 @@ WhatIf HostSaving(const HostFindingInputs& in, const std::vector<bool>& group, c
 
 // The work only the host's ranks do, with its calls: the evidence that names the node.
 Evidence WorkEvidence(const HostExtraWork& w, const std::vector<int64_t>& ranks) {
-  Evidence ev;
-  ev.kind = EvidenceKind::kFunction;
-  ev.ranks = ranks;
-  ev.subject = w.name;
-  ev.subject_kind = FunctionKindName(w.kind);
-  ev.detail = w.detail;
-  ev.Set("value_ns", w.value_ns).Set("median_ns", w.median_ns).Set("excess_ns", w.excess_ns)
-      .Set("host_calls", w.calls).Set("median_calls", w.median_calls);
+  Evidence ev = HostFunctionEvidence({w.kind, w.name, w.detail, w.excess_ns, w.value_ns, w.median_ns}, ranks);
+  ev.Set("host_calls", w.calls).Set("median_calls", w.median_calls);
   return ev;
 }
 
@@ -420,6 +419,7 @@ void AddSlowHostFindings(const HostFindingInputs& in, std::vector<Finding>* find
   const std::vector<FunctionSamples>& samples = in.functions ? *in.functions : collected;
   if (!in.functions && !functions) collected = CollectFunctionSamples(*in.ranks, *in.metrics, in.min_excess_ns);
   const std::vector<int64_t> one_stage;
+  std::optional<StepExcessTester> tester;  // built at the first host that needs it
   for (const HostExtraWork& w : FindHostsWithExtraWork(samples, *in.hosts, in.stage_of ? *in.stage_of : one_stage,
                                                        in.min_excess_ns)) {
     if (AlreadyNamed(*findings, w.host)) continue;
@@ -427,8 +427,8 @@ void AddSlowHostFindings(const HostFindingInputs& in, std::vector<Finding>* find
       functions = SortFunctions(samples);
       phases.emplace(*in.series);
     }
-    const StepExcessTester tester(in.series->local_ns);
-    ReplaceSingleRankFindings(HostFinding(in, *functions, *phases, {w.host, w.ranks, tester.Test(w.ranks)}, numbers, &w),
+    if (!tester) tester.emplace(in.series->local_ns);
+    ReplaceSingleRankFindings(HostFinding(in, *functions, *phases, {w.host, w.ranks, tester->Test(w.ranks)}, numbers, &w),
                               findings, &w, numbers);
   }
 }
