@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rankscope/analysis/analyze_rank.h"
+#include "rankscope/base/student_t.h"
 #include "rankscope/compare/compare_summary.h"
 #include "rankscope/compare/delta_attribution.h"
 #include "rankscope/compare/job_compare.h"
@@ -355,20 +356,46 @@ TEST(CompareRanks, OpMapPairsRenamedOperators) {
   for (const Difference& d : mapped.differences) EXPECT_EQ(d.delta_ns(), 0);
 }
 
-TEST(CompareRanks, NoiseBandIsThreeStandardErrorsOfTheStepDifference) {
-  // Steps of 1000, 1100, 1000, 1100 µs against 1200 x 4.
-  TraceBuilder base, neu;
-  for (int s = 0; s < 4; ++s) {
-    base.Op("ProfilerStep#" + std::to_string(s), 10'000.0 * s, s % 2 ? 1100 : 1000, "user_annotation");
-    base.Op("aten::mm", 10'000.0 * s + 10, 500);
-    neu.Op("ProfilerStep#" + std::to_string(s), 10'000.0 * s, 1200, "user_annotation");
-    neu.Op("aten::mm", 10'000.0 * s + 10, 500);
-  }
-  const RankComparison r = Compare(base.Text(), neu.Text());
-  const double sd = std::sqrt(4 * 50'000.0 * 50'000.0 / 3);  // sample sd of 1000/1100/1000/1100 µs, in ns
-  EXPECT_NEAR(r.noise_ns, 3 * std::sqrt(sd * sd / 4), 1);
-  EXPECT_NEAR(r.delta_ns, 150'000, 1);
-  EXPECT_TRUE(r.beyond_noise);
+TEST(CompareRanks, NoiseBandIsStudentsTTimesTheStandardErrorOfTheStepDifference) {
+  // BASE's steps alternate 1000 and 1100 µs, NEW's are 1200 µs each: a delta of 150 µs.
+  auto compare = [](int steps) {
+    TraceBuilder base, neu;
+    for (int s = 0; s < steps; ++s) {
+      base.Op("ProfilerStep#" + std::to_string(s), 10'000.0 * s, s % 2 ? 1100 : 1000, "user_annotation");
+      base.Op("aten::mm", 10'000.0 * s + 10, 500);
+      neu.Op("ProfilerStep#" + std::to_string(s), 10'000.0 * s, 1200, "user_annotation");
+      neu.Op("aten::mm", 10'000.0 * s + 10, 500);
+    }
+    return Compare(base.Text(), neu.Text());
+  };
+  // Standard error of the difference: BASE's sample sd over its n steps; NEW does not vary, so
+  // Welch's degrees of freedom are BASE's n - 1.
+  auto standard_error = [](int n) { return std::sqrt(n * 50'000.0 * 50'000.0 / (n - 1) / n); };
+
+  // Twelve steps: 150 µs is 10 standard errors, beyond t(11) = 3.85 of them.
+  const RankComparison twelve = compare(12);
+  EXPECT_NEAR(twelve.delta_ns, 150'000, 1);
+  EXPECT_NEAR(twelve.noise_ns, 3.850 * standard_error(12), 1);
+  EXPECT_TRUE(twelve.beyond_noise);
+
+  // Four steps: 150 µs is 5.2 standard errors, beyond 3 of them but not t(3) = 9.22: from four
+  // steps of one run its variation is too poorly known to call the delta more than noise.
+  const RankComparison four = compare(4);
+  EXPECT_NEAR(four.delta_ns, 150'000, 1);
+  EXPECT_NEAR(four.noise_ns, 9.219 * standard_error(4), 1);
+  EXPECT_FALSE(four.beyond_noise);
+}
+
+TEST(StudentT, WelchDegreesOfFreedomAndTheThreeSigmaQuantile) {
+  // Equal variances and sizes: n_a + n_b - 2.
+  EXPECT_NEAR(WelchDegreesOfFreedom(4.0, 10, 4.0, 10), 18.0, 1e-9);
+  // One side varies: that side's n - 1; a one-step side adds nothing.
+  EXPECT_NEAR(WelchDegreesOfFreedom(4.0, 10, 0.0, 10), 9.0, 1e-9);
+  EXPECT_NEAR(WelchDegreesOfFreedom(4.0, 10, 9.0, 1), 9.0, 1e-9);
+  EXPECT_GT(WelchDegreesOfFreedom(0.0, 10, 0.0, 10), 1e6);  // no variation: the normal limit
+  EXPECT_DOUBLE_EQ(StudentTThreeSigma(9), 4.094);
+  EXPECT_DOUBLE_EQ(StudentTThreeSigma(21), 3.422);  // between 20 and 25: the larger quantile
+  EXPECT_DOUBLE_EQ(StudentTThreeSigma(1'000'000), 3.0);
 }
 
 TEST(CompareRanks, GpuWorkIsAttributedToTheOperatorThatLaunchedIt) {

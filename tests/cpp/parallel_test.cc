@@ -2,6 +2,7 @@
 // on inline summaries: every number is set here, so each rule's decision is known exactly.
 #include <gtest/gtest.h>
 
+#include "rankscope/base/student_t.h"
 #include "rankscope/cluster/consistent_excess.h"
 #include "rankscope/cluster/layout.h"
 #include "rankscope/cluster/parallel_findings.h"

@@ -2,23 +2,10 @@
 
 #include <cmath>
 #include <limits>
-#include <utility>
+
+#include "rankscope/base/student_t.h"
 
 namespace rankscope {
-
-double StudentT975(size_t degrees_of_freedom) {
-  // The 0.975 quantile of Student's t distribution (standard tables).
-  static constexpr std::pair<size_t, double> kTable[] = {
-      {1, 12.706}, {2, 4.303}, {3, 3.182}, {4, 2.776}, {5, 2.571}, {6, 2.447}, {7, 2.365},
-      {8, 2.306},  {9, 2.262}, {10, 2.228}, {12, 2.179}, {15, 2.131}, {20, 2.086}, {30, 2.042},
-      {60, 2.000}, {120, 1.980}};
-  double q = kTable[0].second;
-  for (const auto& [df, value] : kTable) {
-    if (df > degrees_of_freedom) break;
-    q = value;
-  }
-  return degrees_of_freedom > 120 ? 1.960 : q;
-}
 
 ConsistentExcess TestConsistentExcess(const std::vector<double>& excess_ns) {
   ConsistentExcess c;

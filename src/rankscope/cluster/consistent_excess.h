@@ -28,8 +28,4 @@ struct ConsistentExcess {
 // steps: not consistent (nothing to test against).
 ConsistentExcess TestConsistentExcess(const std::vector<double>& excess_ns);
 
-// Student's t quantile for one-sided 2.5 % (two-sided 5 %) at `degrees_of_freedom` (>= 1);
-// between tabulated values the next smaller degrees of freedom (the larger, safer quantile).
-double StudentT975(size_t degrees_of_freedom);
-
 }  // namespace rankscope

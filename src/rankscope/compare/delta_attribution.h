@@ -30,8 +30,8 @@ namespace rankscope::compare {
 // difference's cells: the step time it accounts for. The cells of a step add up to its duration,
 // so the differences add up to the step-time delta (a difference of mean steps) exactly. A
 // stall in one step (the OS descheduling the process inside an operator) moves the operator it
-// hit by stall / steps, which the noise band (three standard errors of the step delta, from the
-// same steps) always exceeds: it never makes a difference beyond noise on its own. (Medians over
+// hit by stall / steps, which the noise band (at least three standard errors of the step delta,
+// from the same steps) always exceeds: it never makes a difference beyond noise on its own. (Medians over
 // steps, used before, did not add up: on a loaded machine a change that made the step longer
 // also made its waits for a CPU longer and more skewed, and the medians left up to a third of
 // the change's cost in a "variation" remainder.)

@@ -13,9 +13,11 @@ namespace rankscope::compare {
 
 StepStats ComputeStepStats(const CompareSummary& s);
 
-// Noise band of the difference of two runs' mean step times (docs/compare.md "Noise"): three
-// standard errors of the difference of means, 3 x sqrt(sd_b^2 / n_b + sd_n^2 / n_n), from each
-// run's step-to-step variation (sample standard deviation over its kept steps).
+// Noise band of the difference of two runs' mean step times (docs/compare.md "Noise"): the
+// standard error of the difference of means, sqrt(sd_b^2 / n_b + sd_n^2 / n_n), from each run's
+// step-to-step variation (sample standard deviation over its kept steps), times Student's t with
+// the normal's three-sigma tail at Welch's degrees of freedom (3.0 with many steps, 4.1 with
+// ten a side of which one varies).
 double NoiseBand(const StepStats& base, const StepStats& neu);
 
 std::vector<OverallRow> BuildOverall(const CompareSummary& base, const CompareSummary& neu, double noise_ns);
