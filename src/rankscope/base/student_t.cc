@@ -1,6 +1,5 @@
 #include "rankscope/base/student_t.h"
 
-#include <cmath>
 #include <utility>
 
 namespace rankscope {

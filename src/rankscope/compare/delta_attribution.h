@@ -31,10 +31,10 @@ namespace rankscope::compare {
 // so the differences add up to the step-time delta (a difference of mean steps) exactly. A
 // stall in one step (the OS descheduling the process inside an operator) moves the operator it
 // hit by stall / steps, which the noise band (at least three standard errors of the step delta,
-// from the same steps) always exceeds: it never makes a difference beyond noise on its own. (Medians over
-// steps, used before, did not add up: on a loaded machine a change that made the step longer
-// also made its waits for a CPU longer and more skewed, and the medians left up to a third of
-// the change's cost in a "variation" remainder.)
+// from the same steps) always exceeds: it never makes a difference beyond noise on its own.
+// (Medians over steps, used before, did not add up: on a loaded machine a change that made the
+// step longer also made its waits for a CPU longer and more skewed, and the medians left up to a
+// third of the change's cost in a "variation" remainder.)
 struct AttributionResult {
   std::vector<Difference> differences;  // by |Δ|, at most max_differences
   double explained_ns = 0;              // Σ of the differences beyond noise

@@ -1,6 +1,5 @@
 #include "rankscope/compare/overall_diff.h"
 
-#include <algorithm>
 #include <cmath>
 #include <set>
 #include <fmt/format.h>
@@ -52,7 +51,7 @@ double NoiseBand(const StepStats& b, const StepStats& n) {
   // ten steps a side they are estimates, and identical runs land beyond 3 SE 1.5 % of the time.
   // Student's t at Welch's degrees of freedom keeps the 0.27 % for any number of steps.
   const double dof = WelchDegreesOfFreedom(vb, b.kept, vn, n.kept);
-  return StudentTThreeSigma(static_cast<size_t>(std::min(dof, 1e6))) * se;
+  return StudentTThreeSigma(static_cast<size_t>(dof)) * se;
 }
 
 std::vector<OverallRow> BuildOverall(const CompareSummary& base, const CompareSummary& neu, double noise) {
