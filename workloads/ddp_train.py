@@ -158,7 +158,9 @@ def main():
         out = os.path.join(args.profile_dir, f"rank{rank}.pt.trace.json.gz")
         profiler = torch.profiler.profile(
             activities=[torch.profiler.ProfilerActivity.CPU],
-            schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active),
+            # One cycle: a job longer than wait + warmup + active would start a second cycle, and
+            # stop() would export its first steps over the trace of the first.
+            schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active, repeat=1),
             on_trace_ready=lambda prof: prof.export_chrome_trace(out),
             with_stack=args.with_stack, profile_memory=args.profile_memory, record_shapes=True)
         profiler.start()

@@ -215,7 +215,9 @@ def main():
             # record_shapes: c10d's send/recv ops then carry their peer (Concrete Inputs), which
             # pairs the transfers of a pipeline group of more than two stages.
             record_shapes=True,
-            schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active),
+            # One cycle (see ddp_train.py): a second one would be exported over the first at stop().
+            schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active,
+                                             repeat=1),
             on_trace_ready=lambda prof: prof.export_chrome_trace(out))
         profiler.start()
     measured = {True: [], False: []}

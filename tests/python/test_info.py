@@ -61,11 +61,12 @@ def test_rank_conflicts_are_refused_with_a_fix(tmp_path, shared_dir, run_ranksco
 
 @pytest.fixture(scope="module")
 def pytorch_traces(tmp_path_factory):
-    """A real 2-rank DDP run (CPU, gloo) recorded with torch.profiler."""
+    """A real 2-rank DDP run (CPU, gloo) recorded with torch.profiler: steps 3-6 (wait 2, warmup 1,
+    active 4), in a job of 10 steps (the trace is the profiled cycle's, not a later partial one)."""
     out = tmp_path_factory.mktemp("ddp") / "traces"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     recording.record([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                      str(REPO / "workloads/ddp_train.py"), "--steps", "6", "--profile-dir", str(out),
+                      str(REPO / "workloads/ddp_train.py"), "--steps", "10", "--profile-dir", str(out),
                       "--with-stack", "--profile-memory"],
                      env=env, timeout=300, clean=[out])
     return out
