@@ -159,7 +159,8 @@ TEST(CpuContention, DiagnoseClusterTellsTheSchedulersImbalanceFromTheInputs) {
 
 TEST(CpuContention, ARanksExtraCpuOnAnOversubscribedHostIsNotedOnItsFinding) {
   // Rank 1 runs 4.5 ms/step more on a CPU than the other ranks of its host, which wait 18 ms/step
-  // for one (a CPU accuracy run: a 4.7 ms compute fault that measured 6.4 ms of saving).
+  // for one (a CPU accuracy run: a 4.7 ms compute fault that measured 6.4 ms of saving; on a
+  // CPU-bound one, 39 ms of compute measured -0.5 ms: the saving can be either side of the cost).
   auto finding = [](FindingKind kind, std::vector<int64_t> ranks) {
     Finding f;
     f.kind = kind;
@@ -181,7 +182,8 @@ TEST(CpuContention, ARanksExtraCpuOnAnOversubscribedHostIsNotedOnItsFinding) {
   EXPECT_EQ(e.host, "a");
   EXPECT_NEAR(e.Get("run_ns") - e.Get("peers_run_ns"), 4.55 * kMs, 1);
   EXPECT_NEAR(e.Get("peers_wait_ns"), 18 * kMs, 1);
-  EXPECT_NE(DescribeFinding(findings[0]).evidence[0].find("delays them too"), std::string::npos);
+  EXPECT_NE(DescribeFinding(findings[0]).evidence[0].find("can be well above or below the cost shown"),
+            std::string::npos);
   EXPECT_TRUE(findings[1].evidence.empty());  // alone on its host: nobody it takes a CPU from
   EXPECT_TRUE(findings[2].evidence.empty());  // about a node, not one rank
   // Peers that hardly wait for a CPU lose nothing to it; below the minimum cost it is not news.
@@ -193,6 +195,56 @@ TEST(CpuContention, ARanksExtraCpuOnAnOversubscribedHostIsNotedOnItsFinding) {
   std::vector<Finding> small = {finding(FindingKind::kExtraWork, {1})};
   NoteContendedCpu(w, hosts, {0, 1, 2, 3}, 5 * kMs, &small);
   EXPECT_TRUE(small[0].evidence.empty());
+}
+
+// A costed finding about one rank led by a wait (here a sleep in data loading), on a host whose
+// other ranks wait for a CPU: they run on the CPU it leaves, so fixing it can save less (the
+// CPU-bound accuracy set: a 39 ms sleep per step, estimated 30.8 ms, measured -0.8 ms).
+TEST(CpuContention, ARanksWaitOnAnOversubscribedHostIsNotedOnItsFinding) {
+  const std::string sleep = "train.py(10): main|<built-in function sleep>";
+  auto led_by = [&](bool wait, double saving_ns, bool as_phase) {
+    Finding f;
+    f.kind = FindingKind::kSlowRank;
+    f.ranks = {1};
+    f.subject = as_phase ? "data_loading" : sleep;
+    f.subject_kind = as_phase ? "phase" : "python_path";
+    f.cost.saving_ns = saving_ns;
+    Evidence fn;
+    fn.kind = EvidenceKind::kFunction;
+    fn.rank = 1;
+    fn.subject = sleep;
+    fn.subject_kind = "python_path";
+    if (wait) fn.Set("wait", 1);
+    f.evidence.push_back(fn);
+    return f;
+  };
+  const std::vector<RankHost> hosts(3, RankHost{"a", HostSource::kHostMap});
+  // Rank 1 even runs a little more on a CPU (it runs while its peers wait for it): not the cause.
+  const std::vector<RankCpuWait> w = {{true, 10 * kMs, 17 * kMs}, {true, 13 * kMs, 9 * kMs}, {true, 10 * kMs, 19 * kMs}};
+  std::vector<Finding> findings = {led_by(true, 8 * kMs, false), led_by(true, 8 * kMs, true),
+                                   led_by(true, 0, false), led_by(false, 8 * kMs, false)};
+  NoteContendedCpu(w, hosts, {0, 1, 2}, 2 * kMs, &findings);
+  for (int i : {0, 1}) {  // the subject, or the phase's first function
+    ASSERT_EQ(findings[i].evidence.size(), 2u) << i;
+    const Evidence& e = findings[i].evidence[1];
+    EXPECT_EQ(e.kind, EvidenceKind::kCpuWait);
+    EXPECT_EQ(e.detail, "wait_on_contended_cpu");
+    EXPECT_NEAR(e.Get("peers_wait_ns"), 18 * kMs, 1);
+    const std::string text = DescribeFinding(findings[i]).evidence[1];
+    EXPECT_NE(text.find("rank 1 waits (...|<built-in function sleep>)"), std::string::npos) << text;
+    EXPECT_NE(text.find("can save less than the cost shown"), std::string::npos) << text;
+  }
+  EXPECT_EQ(findings[0].evidence[1].subject, sleep);
+  // No cost to be below; and its 3 ms of extra CPU is not the note: that is the effect of being late.
+  EXPECT_EQ(findings[2].evidence.size(), 1u);
+  ASSERT_EQ(findings[3].evidence.size(), 2u);  // not a wait: its 3 ms of extra CPU is the note
+  EXPECT_EQ(findings[3].evidence[1].detail, "extra_cpu");
+  // Peers that hardly wait for a CPU gain nothing while it waits.
+  std::vector<RankCpuWait> quiet = w;
+  quiet[0].wait_ns = quiet[2].wait_ns = 0.3 * kMs;
+  std::vector<Finding> calm = {led_by(true, 8 * kMs, false)};
+  NoteContendedCpu(quiet, hosts, {0, 1, 2}, 2 * kMs, &calm);
+  EXPECT_EQ(calm[0].evidence.size(), 1u);
 }
 
 }  // namespace

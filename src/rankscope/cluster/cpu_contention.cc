@@ -41,6 +41,18 @@ Finding AsContention(const Finding& f, const std::vector<const RankCpuWait*>& wa
   return c;
 }
 
+// The finding's lead function when it is a wait (a sleep, a lock: its function evidence says
+// "wait"), else null. The lead is the subject when that is a function, else (a phase, or none)
+// the first function listed.
+const Evidence* LeadingWait(const Finding& f) {
+  const bool subject_is_function = !f.subject.empty() && f.subject_kind != "phase";
+  for (const Evidence& e : f.evidence) {
+    if (e.kind != EvidenceKind::kFunction || (subject_is_function && e.subject != f.subject)) continue;
+    return e.Get("wait") > 0 ? &e : nullptr;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<RankCpuWait> MeasureCpuWait(const std::vector<RankSummary>& ranks, const std::vector<RankMetrics>& metrics) {
@@ -77,9 +89,19 @@ void NoteContendedCpu(const std::vector<RankCpuWait>& waits, const std::vector<R
     const double peers_run = ComputeRobustStats(run).median;
     const double peers_wait = ComputeRobustStats(wait).median;
     const double extra = waits[me].run_ns - peers_run;
-    if (extra < std::max(min_excess_ns, 1.0) || peers_wait < extra) continue;
+    const double news = std::max(min_excess_ns, 1.0);
     Evidence e = CpuWaitEvidence(f.ranks.front(), waits[me]);
-    e.detail = "extra_cpu";
+    if (const Evidence* wait = LeadingWait(f)) {
+      // Its CPU surplus, if any, is the effect of being late (it runs while its peers wait for it).
+      if (f.cost.saving_ns <= 0 || peers_wait < news) continue;
+      e.detail = "wait_on_contended_cpu";
+      e.subject = wait->subject;
+      e.subject_kind = wait->subject_kind;
+    } else if (extra >= news && peers_wait >= extra) {
+      e.detail = "extra_cpu";
+    } else {
+      continue;
+    }
     e.host = hosts[me].host;
     e.Set("peers_run_ns", peers_run).Set("peers_wait_ns", peers_wait).Set("peers", static_cast<double>(run.size()));
     f.evidence.push_back(std::move(e));

@@ -17,12 +17,21 @@
 // CPU than its peers — it runs while they contend — so a rank's excess wait is as much an effect
 // of being late as a cause, and comparing it with its peers' would blame the host for real faults.
 //
-// The other way round, a rank's extra CPU time on an oversubscribed host is a cost its peers pay
-// too: their run-queue wait grows with it. The what-if (cost_model.h) keeps the peers' times, so
-// it leaves that out — on the CPU accuracy runs a fault of 4.7 ms of extra compute measured 6.4 ms
-// of saving while no peer was seen waiting for the rank. A finding about one rank that ran more
-// on a CPU than its host's other ranks, by at least the minimum cost, on a host whose other ranks
-// wait for a CPU at least that long, gets that fact as evidence (NoteContendedCpu); the cost stays.
+// The other way round, on an oversubscribed host the ranks share the CPUs, and the what-if
+// (cost_model.h), which keeps the peers' times, cannot say how the scheduler will share them once
+// a fault is fixed. Measured on the CPU accuracy sets (docs/cluster.md, "Accuracy", round 6):
+//  - extra CPU work can save more or less than its cost: 4.7 ms of compute measured 6.4 ms of
+//    saving on the light set (C); on the CPU-bound set (D) 7 of 9 such costs were above the
+//    measured saving (39 ms of compute: cost 11.5 ms, measured -0.5 ms).
+//  - a wait (a sleep, a lock) saves less: while the rank waits, its peers run on the CPU it
+//    leaves. On D all 6 sleep faults measured below their cost (39 ms of sleep in data loading:
+//    cost 30.8 ms, measured -0.8 ms).
+// So a costed finding about one rank, on a host whose other ranks wait for a CPU at least the
+// minimum cost per step, gets that as evidence (NoteContendedCpu), and the cost stays what the
+// model shows: `wait_on_contended_cpu` when its lead function is a wait; else `extra_cpu` when it
+// ran more on a CPU than the host's other ranks by at least the minimum cost, and they wait at
+// least that long. A wait-led rank's own CPU surplus is not noted: it runs while its peers wait
+// for it, an effect of being late.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +62,9 @@ std::vector<RankCpuWait> MeasureCpuWait(const std::vector<RankSummary>& ranks, c
 bool AttributeImbalanceToContention(const std::vector<RankCpuWait>& waits, const std::vector<int64_t>& rank_numbers,
                                     std::vector<Finding>* findings);
 
-// Adds the cpu_wait evidence `extra_cpu` (above) to the slow_rank, slow_function and extra_work
-// findings about one rank that qualify. `hosts` and `rank_numbers` are per rank index.
+// Adds the cpu_wait evidence `wait_on_contended_cpu` or `extra_cpu` (above) to the slow_rank,
+// slow_function and extra_work findings about one rank that qualify. `hosts` and `rank_numbers`
+// are per rank index.
 void NoteContendedCpu(const std::vector<RankCpuWait>& waits, const std::vector<RankHost>& hosts,
                       const std::vector<int64_t>& rank_numbers, double min_excess_ns, std::vector<Finding>* findings);
 

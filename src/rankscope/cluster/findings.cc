@@ -131,6 +131,7 @@ class Rules {
         .Set("threshold_ns", fn.threshold_ns).Set("calls", fn.calls).Set("median_calls", fn.median_calls)
         .Set("per_call_ns", static_cast<double>(fn.per_call_ns))
         .Set("median_per_call_ns", static_cast<double>(fn.median_per_call_ns)).Set("ranks_compared", fn.compared);
+    if (fn.wait) e.Set("wait", 1);  // a sleep, a lock, a GPU synchronisation: cpu_contention.h reads it
     return e;
   }
 

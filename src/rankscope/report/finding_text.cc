@@ -426,9 +426,15 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kCpuWait:
       if (e.detail == "extra_cpu") {
         return fmt::format("rank {} ran {}{} more on a CPU than the other ranks of host {}, which wait {}{} for a CPU "
-                           "(run queue): that CPU time delays them too, so fixing it can save more than the cost shown",
+                           "(run queue): the ranks share the host's CPUs, so what fixing it saves depends on how the "
+                           "scheduler shares them, and can be well above or below the cost shown",
                            e.rank, D(e.Get("run_ns") - e.Get("peers_run_ns")), Per(f), e.host,
                            D(e.Get("peers_wait_ns")), Per(f));
+      }
+      if (e.detail == "wait_on_contended_cpu") {
+        return fmt::format("rank {} waits ({}) while the other ranks of host {} wait {}{} for a CPU (run queue): they "
+                           "run on the CPU it leaves, so fixing it can save less than the cost shown",
+                           e.rank, FunctionLabel(e), e.host, D(e.Get("peers_wait_ns")), Per(f));
       }
       return fmt::format("rank {}: waited {}{} for a CPU (run queue) while it ran {}", e.rank, D(e.Get("wait_ns")),
                          Per(f), D(e.Get("run_ns")));
