@@ -89,15 +89,15 @@ void NoteContendedCpu(const std::vector<RankCpuWait>& waits, const std::vector<R
     const double peers_run = ComputeRobustStats(run).median;
     const double peers_wait = ComputeRobustStats(wait).median;
     const double extra = waits[me].run_ns - peers_run;
-    const double news = std::max(min_excess_ns, 1.0);
+    const double noteworthy_ns = std::max(min_excess_ns, 1.0);  // below the minimum cost it is not news
     Evidence e = CpuWaitEvidence(f.ranks.front(), waits[me]);
     if (const Evidence* wait = LeadingWait(f)) {
       // Its CPU surplus, if any, is the effect of being late (it runs while its peers wait for it).
-      if (f.cost.saving_ns <= 0 || peers_wait < news) continue;
+      if (f.cost.saving_ns <= 0 || peers_wait < noteworthy_ns) continue;
       e.detail = "wait_on_contended_cpu";
       e.subject = wait->subject;
       e.subject_kind = wait->subject_kind;
-    } else if (extra >= news && peers_wait >= extra) {
+    } else if (extra >= noteworthy_ns && peers_wait >= extra) {
       e.detail = "extra_cpu";
     } else {
       continue;
