@@ -186,7 +186,7 @@ void RegisterTraceCommand(CLI::App& app, int* exit_code) {
   auto* dur = cmd->add_option("--duration-ms", opt->duration_ms, "Record this long instead")->check(CLI::Range(1, 600000));
   steps->excludes(dur);
   cmd->add_option("--roundup", opt->roundup, "Start at a multiple of this step (Kineto clients: default 20)");
-  cmd->add_flag("--with-stack", opt->with_stack, "Record Python call stacks");
+  cmd->add_flag("--with-stack", opt->with_stack, "Record Python call stacks (off by default: PyTorch's profiler has crashed ranks at its start with it; docs/capture.md)");
   cmd->add_flag("--record-shapes", opt->record_shapes, "Record operator input shapes");
   cmd->add_flag("--profile-memory", opt->profile_memory, "Record memory allocations");
   cmd->add_flag("--wait", opt->wait, "Wait until every file exists (or why not is known)");
