@@ -154,6 +154,47 @@ TEST(ParallelFindings, PerStepImbalanceNeedsAChangingSlowestRank) {
   for (const Finding& x : Find(ranks, InferLayout(ranks, nullptr))) EXPECT_NE(x.kind, FindingKind::kPerStepImbalance);
 }
 
+// A straggler that the job-wide findings already name (ParallelInputs::stragglers) owns the steps
+// it is the slowest in; the imbalance is judged on the rest. Stage 0: rank 0 is slowest in steps
+// 0, 2, 4 (its own extra work), rank 1 in 1, 3 (noise on a shared GPU): without the straggler
+// the alternation is an imbalance; with it, two steps are left, fewer than the three it needs.
+// Four data ranks, no pipeline: rank 0 (the straggler) slowest in steps 0 and 2, ranks 1 and 2 in
+// the other four, in turn: four steps left, still an imbalance.
+TEST(ParallelFindings, AKnownStragglersStepsAreNotAnImbalance) {
+  std::vector<RankSummary> ranks;
+  ranks.push_back(Rank(0, Groups(0), {30, 20, 30, 20, 30}));
+  ranks.push_back(Rank(1, Groups(1), {20, 30, 20, 30, 20}));
+  ranks.push_back(Rank(2, Groups(2), {25, 25, 25, 25, 25}));
+  ranks.push_back(Rank(3, Groups(3), {25, 25, 25, 25, 25}));
+  const JobLayout layout = InferLayout(ranks, nullptr);
+  const std::vector<RankMetrics> m = Metrics(ranks);
+  auto kinds = [&](std::vector<int64_t> stragglers) {
+    std::vector<FindingKind> out;
+    for (const Finding& f :
+         FindParallelProblems({&ranks, &m, &layout, OutlierRule{3.0, 0.10}, "step", 2 * kMs, stragglers}).findings) {
+      out.push_back(f.kind);
+    }
+    return out;
+  };
+  EXPECT_EQ(kinds({}), (std::vector<FindingKind>{FindingKind::kPerStepImbalance}));
+  EXPECT_EQ(kinds({0}), (std::vector<FindingKind>{}));
+  EXPECT_EQ(kinds({2}), (std::vector<FindingKind>{FindingKind::kPerStepImbalance}));  // another stage's
+
+  const std::vector<ProcessGroupRef> world = {{"0", "default_pg", "[0, 1, 2, 3]", 4}};
+  std::vector<RankSummary> flat = {Rank(0, world, {30, 20, 30, 20, 20, 20}), Rank(1, world, {20, 30, 20, 20, 30, 20}),
+                                   Rank(2, world, {20, 20, 20, 30, 20, 30}), Rank(3, world, {20, 20, 20, 20, 20, 20})};
+  const JobLayout one_stage = InferLayout(flat, nullptr);
+  const std::vector<RankMetrics> m6 = Metrics(flat);
+  const std::vector<Finding> f =
+      FindParallelProblems({&flat, &m6, &one_stage, OutlierRule{3.0, 0.10}, "step", 2 * kMs, {0}}).findings;
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, FindingKind::kPerStepImbalance);
+  const Evidence* e = f[0].FindEvidence(EvidenceKind::kStepImbalance);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->Get("steps"), 4);  // the straggler's two steps left out
+  EXPECT_EQ(e->ranks, (std::vector<int64_t>{1, 2, 1, 2}));
+}
+
 // Stage 0's rank 0 has the larger median (40 vs 25 ms) but is faster than rank 1 in two of six
 // steps: its median comes from the steps' draws (variable batch lengths on two data ranks), so it
 // is a per-step imbalance, not a slow worker. Slower in every step but one, it is a slow worker.

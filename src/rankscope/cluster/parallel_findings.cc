@@ -274,11 +274,11 @@ class ParallelRules {
   // carries the same micro-batches through every stage, so an input imbalance shows in each).
   std::vector<Finding> PerStepImbalances() const {
     std::vector<Finding> out;
+    const std::set<int64_t> stragglers(in_.stragglers.begin(), in_.stragglers.end());
     for (size_t s = 0; s < by_stage_.size(); ++s) {
       const std::vector<uint32_t>& members = by_stage_[s];
       if (members.size() < 2) continue;
       const StepTable t = Table(members);
-      if (t.steps.size() < 3) continue;
       std::vector<double> rank_medians;
       for (uint32_t r : members) rank_medians.push_back(M(r).local_ns);
       const double median_of_ranks = Median(rank_medians);
@@ -289,9 +289,12 @@ class ParallelRules {
       Evidence e;
       e.kind = EvidenceKind::kStepImbalance;
       e.subject = std::to_string(s);
+      size_t compared = 0;
       for (size_t k = 0; k < t.steps.size(); ++k) {
         const std::vector<double>& row = t.local[k];
         const size_t worst = static_cast<size_t>(std::max_element(row.begin(), row.end()) - row.begin());
+        if (stragglers.count(Number(members[worst]))) continue;  // the straggler's step, not the input's
+        ++compared;
         const double med = Median(row);
         const double ratio = med > 0 ? row[worst] / med : 0;
         excess_sum += row[worst] - med;
@@ -303,7 +306,8 @@ class ParallelRules {
         }
         e.ranks.push_back(Number(members[worst]));  // the slowest rank of each step, in step order
       }
-      const double steps = static_cast<double>(t.steps.size());
+      if (compared < 3) continue;
+      const double steps = static_cast<double>(compared);
       const double mean_excess = excess_sum / steps;
       const bool most = static_cast<double>(imbalanced) >= kMostStepsShare * steps;
       // Not a slow worker: the ranks' medians are close, or, in a stage of two or three ranks

@@ -10,7 +10,8 @@
 //  - per_step_imbalance: among a stage's data-parallel ranks, the slowest rank of a step changes
 //    from step to step and exceeds the step's median by the margin in most steps, while the
 //    ranks' medians over steps are within the margin of each other: input / sequence-length
-//    imbalance, invisible to per-rank medians.
+//    imbalance, invisible to per-rank medians. Steps whose slowest rank is a known straggler
+//    (ParallelInputs::stragglers) are left out of it.
 // Local time = step duration - exposed communication (rank_metrics.h), so a last stage's wait
 // for its predecessors never counts as its own work.
 //
@@ -55,6 +56,11 @@ struct ParallelInputs {
   OutlierRule rule;
   std::string unit = "step";
   double min_excess_ns = 0;
+  // Ranks the job-wide findings already name with a cost (a slow rank or node, a function or extra
+  // work of theirs): a step whose slowest rank is one of them is that rank's, not the input's, and
+  // the per-step imbalance is judged on the other steps (a straggler on a shared GPU is the
+  // slowest in most steps, and noise names another rank in the rest).
+  std::vector<int64_t> stragglers;
 };
 
 ParallelAnalysis FindParallelProblems(const ParallelInputs& in);
