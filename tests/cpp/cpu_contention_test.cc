@@ -220,7 +220,8 @@ TEST(CpuContention, ARanksWaitOnAnOversubscribedHostIsNotedOnItsFinding) {
   };
   const std::vector<RankHost> hosts(3, RankHost{"a", HostSource::kHostMap});
   // Rank 1 even runs a little more on a CPU (it runs while its peers wait for it): not the cause.
-  const std::vector<RankCpuWait> w = {{true, 10 * kMs, 17 * kMs}, {true, 13 * kMs, 9 * kMs}, {true, 10 * kMs, 19 * kMs}};
+  const std::vector<RankCpuWait> w = {
+      {true, 10 * kMs, 17 * kMs}, {true, 13 * kMs, 9 * kMs}, {true, 10 * kMs, 19 * kMs}};
   std::vector<Finding> findings = {led_by(true, 8 * kMs, false), led_by(true, 8 * kMs, true),
                                    led_by(true, 0, false), led_by(false, 8 * kMs, false)};
   NoteContendedCpu(w, hosts, {0, 1, 2}, 2 * kMs, &findings);

@@ -9,11 +9,12 @@
 namespace rankscope {
 namespace {
 
-// The ranks that the job-wide findings name with a cost (ParallelInputs::stragglers).
-std::vector<int64_t> CostedRanks(const std::vector<Finding>& findings) {
+// The ranks that the job-wide findings name with a cost (ParallelInputs::stragglers). In a pipelined
+// job a slow_rank compared ranks of different stages (MergeParallelFindings drops it): not one.
+std::vector<int64_t> CostedRanks(const std::vector<Finding>& findings, bool pipelined) {
   std::vector<int64_t> out;
   for (const Finding& f : findings) {
-    const bool about_ranks = f.kind == FindingKind::kSlowRank || f.kind == FindingKind::kSlowNode ||
+    const bool about_ranks = (f.kind == FindingKind::kSlowRank && !pipelined) || f.kind == FindingKind::kSlowNode ||
                              f.kind == FindingKind::kSlowFunction || f.kind == FindingKind::kExtraWork;
     if (about_ranks && f.cost.saving_ns > 0) out.insert(out.end(), f.ranks.begin(), f.ranks.end());
   }
@@ -76,8 +77,8 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   CostExtraWork(series, d.arrival, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
   // Parallelism-aware comparison (issue 16): its own file; it replaces the job-wide findings
   // that compared ranks of different pipeline stages.
-  d.parallel =
-      FindParallelProblems({&ranks, &d.metrics, &d.layout, rule, d.unit, d.min_excess_ns, CostedRanks(d.findings)});
+  d.parallel = FindParallelProblems({&ranks, &d.metrics, &d.layout, rule, d.unit, d.min_excess_ns,
+                                     CostedRanks(d.findings, d.layout.has_pipeline())});
   // The steps replayed as a dependency graph (issue 16): fidelity, the decomposition of the
   // slow operations, and the cost of the findings about ranks and stages when it is faithful.
   const StepGraph graph(ranks, d.matching, d.clock, d.layout);
