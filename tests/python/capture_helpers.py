@@ -10,6 +10,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+import urllib.request
 import uuid
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -146,6 +147,17 @@ def wait_for(predicate, timeout, what, interval=0.5):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def wait_for_summaries(port, capture_id, timeout=120):
+    """Waits until the daemon's summary worker has no trace of the capture left to summarise
+    (GET /v1/captures/<id>/summaries), so that the directory no longer changes under a reader."""
+    url = f"http://127.0.0.1:{port}/v1/captures/{capture_id}/summaries"
+
+    def settled():
+        progress = json.load(urllib.request.urlopen(url, timeout=10))["progress"]
+        return progress is None or progress["pending"] == 0
+    return wait_for(settled, timeout, f"the summaries of capture {capture_id}")
 
 
 def wait_for_ranks(run_rankscope, port, n, timeout=90, client="collector", min_step=0):
