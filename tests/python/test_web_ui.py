@@ -71,7 +71,7 @@ def capture(rankscoped_bin, rankscope_bin, run_rankscope, tmp_path_factory):
 
         wait_for(stopped_stepping, 120, "the hung job to stop stepping")
         stalled_at = time.monotonic() + 8
-        wait_for(lambda: min(job_steps("webui-straggler")) >= 6, 120, "the straggler job to pass step 6")
+        wait_for(lambda: min(job_steps("webui-straggler") or [0]) >= 6, 120, "the straggler job to pass step 6")
         # These tests check what the UI shows of a diagnosis, so the capture must hold one: on a
         # machine loaded enough to hide the straggler in three steps (four processes on two cores
         # next to the other tests), the capture is taken again, twice at most, and the captures
