@@ -191,7 +191,8 @@ def test_straggler_finding_heatmap_and_late_arrival(server, page):
     detail = page.locator("#rank-detail")
     detail.wait_for()
     assert detail.get_attribute("data-rank") == str(STRAGGLER)
-    assert "slow" in detail.locator("h2").inner_text()
+    assert detail.locator("h2 .badge.abnormal:not(.named)").inner_text() == "slow"  # the engine's verdict
+    assert detail.locator("h2 .badge.named").count() == 1  # and the finding that names it
     px = canvas_pixels(page, "#heatmap-canvas")
     assert count_pixels(px, is_red) > 50, "the abnormal cells are outlined in red"
     assert count_pixels(px, is_highlight) > 50, "the selected rank's row is highlighted"

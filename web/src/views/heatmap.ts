@@ -1,9 +1,12 @@
 // Ranks: a rank x metric heatmap drawn on a canvas, rows virtualised (thousands of ranks scroll
 // smoothly), grouped by host or sorted by any column. Cells the engine found abnormal (slow or
-// outlier rank, abnormal phase, abnormal GPU utilization) are outlined in red.
+// outlier rank, abnormal phase, abnormal GPU utilization) are outlined in red. A rank that a
+// finding names is listed and badged even when no per-rank rule flags it: an extra-work finding
+// (a function only one rank runs, whose cost no peer waits for) names a rank whose step and
+// local time are ordinary, and the page must not say "no abnormal rank" under such a finding.
 import { ABNORMAL, clear, h, heatColor, sizeCanvas } from '../dom';
 import { fmtNs, fmtPct } from '../format';
-import type { ClusterRank, Overview } from '../types';
+import type { ClusterRank, FindingRow, Overview } from '../types';
 import { needsCluster, registerView, type ViewContext } from './registry';
 
 interface Column {
@@ -48,6 +51,23 @@ function columns(o: Overview): Column[] {
   return cols;
 }
 
+// The first (most costly) finding that names each rank: its position in the report and kind.
+interface Naming {
+  index: number;
+  kind: string;
+}
+function namedRanks(findings: FindingRow[]): Map<number, Naming> {
+  const out = new Map<number, Naming>();
+  findings.forEach((f, i) => {
+    for (const r of f.ranks ?? []) if (!out.has(r)) out.set(r, { index: i + 1, kind: f.kind });
+  });
+  return out;
+}
+
+function namingLabel(n: Naming): string {
+  return `finding ${n.index}: ${n.kind.replace(/_/g, ' ')}`;
+}
+
 function ranked(rows: ClusterRank[], sort: string, cols: Column[]): ClusterRank[] {
   const out = rows.slice();
   if (sort === 'host') out.sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : a.rank - b.rank));
@@ -59,11 +79,13 @@ function ranked(rows: ClusterRank[], sort: string, cols: Column[]): ClusterRank[
   return out;
 }
 
-function detail(r: ClusterRank, cols: Column[], ctx: ViewContext): HTMLElement {
+function detail(r: ClusterRank, cols: Column[], naming: Naming | undefined, ctx: ViewContext): HTMLElement {
   return h(
     'section',
     { id: 'rank-detail', 'data-rank': r.rank },
-    h('h2', {}, `rank ${r.rank}`, h('span', { class: 'muted' }, ` on ${r.host}`), r.slow ? h('span', { class: 'badge abnormal' }, 'slow') : r.outlier ? h('span', { class: 'badge abnormal' }, 'outlier') : null),
+    h('h2', {}, `rank ${r.rank}`, h('span', { class: 'muted' }, ` on ${r.host}`),
+      r.slow ? h('span', { class: 'badge abnormal' }, 'slow') : r.outlier ? h('span', { class: 'badge abnormal' }, 'outlier') : null,
+      naming ? h('span', { class: 'badge abnormal named', 'data-finding': naming.index }, namingLabel(naming)) : null),
     h('p', {},
       h('button', { id: 'open-timeline', onclick: () => ctx.navigate('timeline', { rank: r.rank }) }, 'Open its timeline'), ' ',
       h('span', { class: 'muted' }, `last to arrive at ${r.last_arriver_votes} of ${r.collectives} collectives; late in ${r.late_steps} of ${r.arrival_steps} steps; wait imposed on the others ${fmtNs(r.imposed_wait_ns)}`),
@@ -84,6 +106,8 @@ registerView({
   render(el: HTMLElement, ctx: ViewContext) {
     const c = ctx.overview.cluster!;
     const cols = columns(ctx.overview);
+    const named = namedRanks(ctx.overview.findings ?? []);
+    const flagged = (r: ClusterRank) => r.slow || r.outlier || named.has(r.rank);
     let sort = 'host';
     let rows = ranked(c.ranks, sort, cols);
     let selected = ctx.params.rank ?? null;
@@ -109,14 +133,19 @@ registerView({
     );
 
     function abnormalLinks(): HTMLElement {
-      const bad = c.ranks.filter((r) => r.slow || r.outlier);
-      if (!bad.length) return h('span', { class: 'muted' }, 'no slow or outlier rank');
-      return h('span', { class: 'abnormal-ranks' }, 'Abnormal: ',
+      // Ranks the findings name first, in the findings' order (worth most first), then the rest.
+      const bad = c.ranks.filter(flagged).sort((a, b) => (named.get(a.rank)?.index ?? Infinity) - (named.get(b.rank)?.index ?? Infinity) || a.rank - b.rank);
+      if (!bad.length) return h('span', { class: 'muted' }, 'no slow or outlier rank, and no finding names a rank');
+      const label = (r: ClusterRank) => {
+        const tags = [r.slow ? 'slow' : r.outlier ? 'outlier' : '', named.has(r.rank) ? namingLabel(named.get(r.rank)!) : ''].filter(Boolean);
+        return `rank ${r.rank} (${tags.join('; ')}) `;
+      };
+      return h('span', { class: 'abnormal-ranks' }, 'Abnormal or named by a finding: ',
         bad.slice(0, 20).map((r) => h('a', { href: '#', class: 'rank-link', 'data-rank': r.rank, onclick: (e: Event) => {
           e.preventDefault();
           history.replaceState(null, '', location.hash.replace(/\?.*$/, '') + `?rank=${r.rank}`);
           select(r.rank, true);
-        } }, `rank ${r.rank}${r.slow ? ' (slow)' : ''} `)),
+        } }, label(r))),
         bad.length > 20 ? `and ${bad.length - 20} more` : '');
     }
 
@@ -149,7 +178,7 @@ registerView({
         const newHost = sort === 'host' && (i === 0 || rows[i - 1].host !== r.host);
         g.fillStyle = r.rank === selected ? '#fff3bf' : i % 2 ? '#fafafa' : '#ffffff';
         g.fillRect(0, y, LABEL_W, ROW_H);
-        g.fillStyle = r.slow || r.outlier ? ABNORMAL : '#222';
+        g.fillStyle = flagged(r) ? ABNORMAL : '#222';
         g.fillText(`rank ${r.rank}`, 6, y + ROW_H / 2);
         g.fillStyle = '#888';
         g.fillText(r.host.length > 14 ? `${r.host.slice(0, 13)}…` : r.host, 70, y + ROW_H / 2);
@@ -182,7 +211,7 @@ registerView({
       clear(detailBox);
       const r = c.ranks.find((x) => x.rank === rank);
       if (r) {
-        detailBox.append(detail(r, cols, ctx));
+        detailBox.append(detail(r, cols, named.get(r.rank), ctx));
         if (scrollTo) {
           const i = rows.indexOf(r);
           scroll.scrollTop = Math.max(0, i * ROW_H - scroll.clientHeight / 2);
