@@ -326,3 +326,23 @@ def test_synthetic_healthy_set_has_offsets_and_no_finding(shared_dir, run_ranksc
     for r in report["ranks"]:
         assert r["world_size"] == 4
         assert {g["ranks"] for g in r["communication"]["process_groups"]} == {"[0, 1, 2, 3]"}
+
+
+def test_same_work_imbalance_is_uneven_timing_not_input(run_rankscope):
+    """A clean job's run-queue imbalance, traced without the collector's CPU record: the ranks ran
+    the same operators on the same shapes in every step (work signatures), so the imbalance is
+    not the input's (tests/data/cluster/same_work_clean/README.md)."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "same_work_clean")
+    signatures = {(r["rank"], s["number"]): (s["work_signature"], s["shaped_ops"])
+                  for r in report["ranks"] for s in r["steps"]}
+    assert len(signatures) == 40
+    assert set(signatures.values()) == {(signatures[(0, 4)][0], 452)}
+    assert [f["kind"] for f in report["findings"]] == ["uneven_timing"]
+    f = report["findings"][0]
+    assert f["ranks"] == [0, 1, 2, 3] and f["severity"] == "info"
+    assert f["cost"]["saving_ns"] == 0
+    (same,) = evidence(f, "same_work")
+    assert same["values"]["steps"] == 10 and same["values"]["shaped_ops"] == 452
+    assert evidence(f, "step_imbalance")  # the imbalance it measured is kept
+    assert "not an input imbalance" in f["title"]
+    assert "balance the work" not in json.dumps(f)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rankscope/analysis/work_signature.h"
+
 namespace rankscope {
 namespace {
 
@@ -155,6 +157,7 @@ std::vector<StepSummary> AnalyzeSteps(const TraceModel& m, const std::vector<uin
   std::vector<PhaseSpan> spans, pieces;
   std::array<std::vector<Interval>, kNumStepPhases> by_phase;
   std::vector<Interval> all, compute, comm;
+  const std::vector<WorkSignature> work = StepWorkSignatures(m, steps, w.first_step_index, w.end_step_index);
   for (size_t k = w.first_step_index; k < w.end_step_index; ++k) {
     const ProfilerStep& st = steps[k];
     StepSummary r;
@@ -183,6 +186,8 @@ std::vector<StepSummary> AnalyzeSteps(const TraceModel& m, const std::vector<uin
     r.compute_ns = IntervalSet::Union(compute).Length();
     r.communication_ns = IntervalSet::Union(comm).Length();
     r.host_compute_ns = host_compute.CoveredIn(st.start, st.end);
+    r.work_signature = work[k - w.first_step_index].value;
+    r.shaped_ops = work[k - w.first_step_index].shaped_ops;
     out.push_back(r);
   }
   return out;

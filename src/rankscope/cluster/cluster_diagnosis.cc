@@ -5,6 +5,7 @@
 #include "rankscope/cluster/host_outliers.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/step_series.h"
+#include "rankscope/cluster/uneven_timing.h"
 
 namespace rankscope {
 namespace {
@@ -88,7 +89,10 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   // MergeParallelFindings ranks the findings. A step-to-step imbalance that the ranks' wait for a
   // CPU can explain is the host's, not the input's (cpu_contention.h), when the traces say.
   d.cpu_wait = MeasureCpuWait(ranks, d.metrics);
-  if (AttributeImbalanceToContention(d.cpu_wait, d.rank_numbers, &d.findings)) RankFindings(&d.findings);
+  bool reattributed = AttributeImbalanceToContention(d.cpu_wait, d.rank_numbers, &d.findings);
+  // ... or, where no such record says so, that the ranks ran the same work (uneven_timing.h).
+  reattributed = AttributeImbalanceToTiming(ranks, d.rank_numbers, &d.findings) || reattributed;
+  if (reattributed) RankFindings(&d.findings);
   // ... and a rank's extra CPU time there delays its peers too, which the costs leave out.
   NoteContendedCpu(d.cpu_wait, d.hosts, d.rank_numbers, d.min_excess_ns, &d.findings);
   return d;

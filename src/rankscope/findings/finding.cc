@@ -49,6 +49,7 @@ std::string_view EvidenceKindName(EvidenceKind k) {
     case EvidenceKind::kStage: return "stage";
     case EvidenceKind::kStepImbalance: return "step_imbalance";
     case EvidenceKind::kCpuWait: return "cpu_wait";
+    case EvidenceKind::kSameWork: return "same_work";
   }
   return "text";
 }

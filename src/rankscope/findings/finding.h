@@ -77,6 +77,8 @@ enum class EvidenceKind : uint8_t {
   kStepImbalance,  // subject: a stage; ranks: the slowest rank of each step, in step order
   // CPU contention (cluster/cpu_contention.h).
   kCpuWait,  // rank: CPU run and run-queue wait per unit, the wait expected at its peers' contention
+  // Uneven timing (cluster/uneven_timing.h).
+  kSameWork,  // ranks: every rank ran the same operators on the same shapes in each of `steps` steps
 };
 std::string_view EvidenceKindName(EvidenceKind k);
 

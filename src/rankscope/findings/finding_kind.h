@@ -17,6 +17,7 @@ enum class FindingKind : uint16_t {
   kSlowFunction,
   kExtraWork,
   kCpuContention,
+  kUnevenTiming,
   // Parallelism-aware cluster diagnosis (cluster/parallel_findings.h).
   kSlowStage,
   kSlowWorker,

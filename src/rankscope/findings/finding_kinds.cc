@@ -37,6 +37,11 @@ constexpr FindingKindInfo kTable[] = {
      "slowest rank of a step exceeds the median. The host's CPUs are oversubscribed (other processes, too many "
      "threads); the imbalance is not attributed to the input. Needs the collector's record of CPU run and wait in "
      "the traces (`rankscope_cpu_sched`); no saving is claimed."},
+    {FindingKind::kUnevenTiming, "uneven_timing", kInfo, "cluster",
+     "A step-to-step imbalance among data-parallel ranks (it would have been a per_step_imbalance finding) in which "
+     "every rank ran the same operators on the same input shapes in every step compared (the steps' work "
+     "signatures, from record_shapes): the input is not the cause; the time goes to something outside the work (CPU "
+     "scheduling, a device several ranks share, garbage collection, clocks). No saving is claimed."},
     {FindingKind::kSlowStage, "slow_stage", kWarning, "cluster",
      "A pipeline stage spends more time per step on its own work (median over its ranks) than the other stages: a "
      "partition imbalance; the other stages wait for it once per micro-batch (the bubble it causes)."},

@@ -75,7 +75,7 @@ std::string TraceModel::JsonIdText(const JsonId& id) const {
 size_t TraceModel::MemoryBytes() const {
   return strings.MemoryBytes() + slices.MemoryBytes() + gpu.capacity() * sizeof(GpuActivityInfo) +
          python.capacity() * sizeof(PythonFrameInfo) + collectives.capacity() * sizeof(CollectiveInfo) +
-         op_shapes.capacity() * sizeof(OpShape) + p2p_peers.capacity() * sizeof(P2pPeer) +
+         op_shapes.capacity() * sizeof(OpShape) + op_work.capacity() * sizeof(OpWork) + p2p_peers.capacity() * sizeof(P2pPeer) +
          (forward_ops.capacity() + backward_ops.capacity()) * sizeof(uint32_t) +
          instants.ts.capacity() * (sizeof(int64_t) + sizeof(StringId) + sizeof(uint32_t) + sizeof(ActivityKind)) +
          memory.capacity() * sizeof(MemoryEvent) + flows.capacity() * sizeof(FlowEvent) +

@@ -125,6 +125,16 @@ struct OpShape {
   StringId types = StringPool::kEmptyId;
 };
 
+// What a CPU op with recorded input shapes did, as a 32-bit hash of its name and "Input Dims" as
+// written: the same operator on the same shapes hashes the same on every rank. Read from every
+// trace that has shapes (record_shapes=True), without interning them; analysis sums it per step
+// into the step's work signature (analysis/work_signature.h). 8 bytes per such op.
+struct OpWork {
+  uint32_t slice = 0;
+  uint32_t hash = 0;
+};
+static_assert(sizeof(OpWork) == 8);
+
 struct InstantTable {  // ph:i / ph:I, except [memory]
   std::vector<int64_t> ts;
   std::vector<StringId> name;
@@ -247,6 +257,7 @@ struct TraceModel {
   std::vector<PythonFrameInfo> python;
   std::vector<CollectiveInfo> collectives;  // sorted by slice
   std::vector<OpShape> op_shapes;           // sorted by slice; empty unless keep_op_shapes
+  std::vector<OpWork> op_work;              // sorted by slice: the CPU ops with "Input Dims"
   std::vector<P2pPeer> p2p_peers;           // sorted by slice
   // CPU ops autograd recorded, by their "Fwd thread id" arg (sorted slice rows): 0 on forward
   // ops, the forward thread's id on ops run by the backward pass.

@@ -1,5 +1,7 @@
 // JSON for `rankscope analyze --json`. Every field is documented in docs/report-schema.md; the
 // schema file docs/report-schema.json is checked against real reports in the tests.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <ostream>
 
@@ -65,7 +67,10 @@ json StepsJson(const RankSummary& r) {
                      {"gpu_start_ns", s.gpu_start_ns < 0 ? json(nullptr) : json(s.gpu_start_ns)},
                      {"gpu_end_ns", s.gpu_end_ns < 0 ? json(nullptr) : json(s.gpu_end_ns)},
                      {"host_compute_ns", s.host_compute_ns},
-                     {"comm_exposed_ns", s.comm_exposed_ns}});
+                     {"comm_exposed_ns", s.comm_exposed_ns},
+                     // 64 bits do not fit a JSON number exactly: hex text, null without shapes.
+                     {"work_signature", s.shaped_ops > 0 ? json(fmt::format("{:016x}", s.work_signature)) : json(nullptr)},
+                     {"shaped_ops", s.shaped_ops}});
   }
   return steps;
 }

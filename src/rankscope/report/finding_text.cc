@@ -101,6 +101,16 @@ std::string CpuContentionTitle(const Finding& f) {
                      Ranks(f.ranks), D(excess), D(median), Per(f));
 }
 
+std::string UnevenTimingTitle(const Finding& f) {
+  const Evidence* imbalance = f.FindEvidence(EvidenceKind::kStepImbalance);
+  const Evidence* same = f.FindEvidence(EvidenceKind::kSameWork);
+  return fmt::format("{}: the slowest rank changes from step to step and exceeds the step's median by {} on average, "
+                     "but every rank ran the same operators on the same input shapes in each of the {:.0f} steps: "
+                     "not an input imbalance; the time goes to something outside the work (CPU scheduling, a shared "
+                     "device, garbage collection, clocks)",
+                     Ranks(f.ranks), D(imbalance ? imbalance->Get("mean_excess_ns") : 0), same ? same->Get("steps") : 0);
+}
+
 std::string TelemetryTitle(const Finding& f) {
   const Evidence* e = f.FindEvidence(EvidenceKind::kTelemetry);
   if (!e) return std::string(FindingKindId(f.kind));
@@ -158,6 +168,7 @@ std::string Title(const Finding& f) {
     case FindingKind::kSlowFunction: return SlowFunctionTitle(f);
     case FindingKind::kExtraWork: return ExtraWorkTitle(f);
     case FindingKind::kCpuContention: return CpuContentionTitle(f);
+    case FindingKind::kUnevenTiming: return UnevenTimingTitle(f);
     default: return TelemetryTitle(f);
   }
 }
@@ -351,6 +362,11 @@ std::string Next(const Finding& f) {
   switch (f.next.kind) {
     case NextStepKind::kNone: return "";
     case NextStepKind::kCheckHost:
+      if (f.next.subject.empty()) {
+        return fmt::format("check the hosts of {} themselves: CPU load and clock frequency, memory pressure, thermal or "
+                           "power limits, and what else runs there; then `rankscope analyze --rank {}`",
+                           who, first);
+      }
       return fmt::format("check host {} itself: CPU load and clock frequency, memory pressure, thermal or power limits, "
                          "the network interface, and what else runs there; then `rankscope analyze --rank {}`",
                          f.next.subject, first);
@@ -423,6 +439,11 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kText: return e.text;
     case EvidenceKind::kStage:
     case EvidenceKind::kStepImbalance: return ParallelEvidenceSentence(e, f);
+    case EvidenceKind::kSameWork:
+      return fmt::format("every one of {} ran the same {:.0f} CPU operators with the same input shapes in each of the "
+                         "{:.0f} steps compared (equal work signatures, from record_shapes): no rank had more input "
+                         "to process",
+                         Ranks(e.ranks), e.Get("shaped_ops"), e.Get("steps"));
     case EvidenceKind::kCpuWait:
       if (e.detail == "extra_cpu") {
         return fmt::format("rank {} ran {}{} more on a CPU than the other ranks of host {}, which wait {}{} for a CPU "

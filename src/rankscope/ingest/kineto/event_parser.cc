@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "rankscope/base/decimal.h"
+#include "rankscope/base/hash.h"
 #include "rankscope/base/parse_int.h"
 #include "rankscope/ingest/kineto/categories.h"
 #include "rankscope/ingest/trace_model.h"
@@ -244,6 +245,26 @@ void FirstTensorElementsFromText(RawEvent& ev) {
   ev.present |= RawEvent::kInputNelems;
 }
 
+void HashShape(std::string_view dims_text, RawEvent& ev) {
+  ev.shape_hash = HashBytes(dims_text);
+  ev.present |= RawEvent::kShapeHash;
+}
+
+// "Input Dims" read for its hash (the per-step work signature, analysis/work_signature.h): the
+// raw text is a view into the parser's buffer, nothing is interned. `first_tensor`: also the
+// first tensor's elements, as ReadFirstTensorElements reads them.
+error_code ReadShapeHash(od::value& value, RawEvent& ev, bool first_tensor) {
+  od::array array;
+  error_code e = value.get_array().get(array);
+  if (IsTypeError(e)) return simdjson::SUCCESS;
+  if (e) return e;
+  e = array.raw_json().get(ev.input_dims_text);
+  if (e) return e;
+  HashShape(ev.input_dims_text, ev);
+  if (first_tensor) FirstTensorElementsFromText(ev);
+  return simdjson::SUCCESS;
+}
+
 // ReadFirstString on the text of "Input type": ["float", ...] -> float (no escapes expected).
 void FirstStringFromText(RawEvent& ev) {
   const std::string_view t = ev.input_types_text;
@@ -287,11 +308,13 @@ error_code EventParser::ReadTextOrArray(od::value value, std::string_view* out, 
 }
 
 error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
-  // Shapes are read only for collective annotations; Kineto writes "name" before "args", so
-  // every other op's shapes stay unparsed. When the name comes later, read them just in case
-  // (ModelBuilder keeps them only for collective annotations).
+  // A collective annotation's shapes give its message size; every other op's "Input Dims" is
+  // only hashed (the step's work signature), never interned. Kineto writes "name" before "args";
+  // when the name comes later, both are read from the text just in case (ModelBuilder keeps
+  // the size only for collective annotations, the hash only for CPU ops).
   const bool collective_annotation = !ev.has(RawEvent::kName) || !CollectiveAnnotationOp(ev.name).empty();
   const bool point_to_point = !ev.has(RawEvent::kName) || IsC10dPointToPointOp(ev.name);
+  const bool named_annotation = ev.has(RawEvent::kName) && collective_annotation;
   for (auto field_result : args) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
@@ -376,6 +399,11 @@ error_code EventParser::ParseArgs(od::object& args, RawEvent& ev) {
           // The whole array as text; a collective annotation's first tensor is read from it.
           e = ReadArrayText(v, &ev.input_dims_text, ev, RawEvent::kInputDimsText);
           if (e == simdjson::SUCCESS && collective_annotation) FirstTensorElementsFromText(ev);
+          if (e == simdjson::SUCCESS && ev.has(RawEvent::kInputDimsText)) HashShape(ev.input_dims_text, ev);
+        } else if (!named_annotation && key.unsafe_is_equal("Input Dims"sv)) {
+          // Every other op's shapes are hashed (the work signature); before its name is known, an
+          // event that may be a collective annotation also gets its first tensor from the text.
+          e = ReadShapeHash(v, ev, collective_annotation);
         } else if (keep_op_shapes_ && key.unsafe_is_equal("Input type"sv)) {
           e = ReadArrayText(v, &ev.input_types_text, ev, RawEvent::kInputTypesText);
           if (e == simdjson::SUCCESS && collective_annotation) FirstStringFromText(ev);

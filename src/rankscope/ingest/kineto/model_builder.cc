@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "rankscope/base/hash.h"
 #include "rankscope/base/parse_int.h"
 
 namespace rankscope::kineto {
@@ -126,6 +127,10 @@ void ModelBuilder::AddSlice(const RawEvent& ev, ActivityKind kind) {
     (ev.fwd_thread_id != 0 ? model_->backward_ops : model_->forward_ops).push_back(row);
   }
   if (ev.has(RawEvent::kInputDimsText) || ev.has(RawEvent::kInputTypesText)) AddOpShape(ev, row);
+  if (ev.has(RawEvent::kShapeHash) && kind == ActivityKind::kHostOp) {
+    const uint64_t h = HashBytes(ev.name) * 0x9E3779B97F4A7C15ull ^ ev.shape_hash;
+    model_->op_work.push_back({row, static_cast<uint32_t>(h ^ (h >> 32))});
+  }
   if (ev.has(RawEvent::kP2pPeer) && kind == ActivityKind::kHostOp && IsC10dPointToPointOp(ev.name)) {
     model_->p2p_peers.push_back({row, static_cast<int32_t>(ev.p2p_peer)});
   }
@@ -261,7 +266,7 @@ void ModelBuilder::AddMetadata(const RawEvent& ev) {
 ModelBuilder::Checkpoint ModelBuilder::MakeCheckpoint() const {
   const TraceModel& m = *model_;
   return Checkpoint{m.slices.size(),      m.gpu.size(),         m.python.size(),       m.collectives.size(),
-                    m.op_shapes.size(),   m.p2p_peers.size(),   m.forward_ops.size(),   m.backward_ops.size(),
+                    m.op_shapes.size(),   m.op_work.size(),     m.p2p_peers.size(),   m.forward_ops.size(),   m.backward_ops.size(),
                     m.instants.size(),    m.memory.size(),      m.flows.size(),        m.stats,
                     by_known_category_};
 }
@@ -281,6 +286,7 @@ void ModelBuilder::Rollback(const Checkpoint& c) {
   m.python.resize(c.python);
   m.collectives.resize(c.collectives);
   m.op_shapes.resize(c.op_shapes);
+  m.op_work.resize(c.op_work);
   m.p2p_peers.resize(c.p2p_peers);
   m.forward_ops.resize(c.forward_ops);
   m.backward_ops.resize(c.backward_ops);

@@ -40,7 +40,8 @@ class ModelBuilder final : public EventSink {
   // Everything Add() can append to, so that a chunk parsed on a guess can be taken back.
   // Interned strings, tracks and process names are kept: they are idempotent.
   struct Checkpoint {
-    size_t slices, gpu, python, collectives, op_shapes, p2p_peers, forward_ops, backward_ops, instants, memory, flows;
+    size_t slices, gpu, python, collectives, op_shapes, op_work, p2p_peers, forward_ops, backward_ops, instants, memory,
+        flows;
     IngestStats stats;
     std::array<uint64_t, kNumKnownCategories> by_known_category;
   };

@@ -39,6 +39,8 @@ struct RawEvent {
     kInputDimsText = 1ull << 50, kInputTypesText = 1ull << 51,
     // The peer of c10d's point-to-point ops ("Concrete Inputs"[2], record_shapes).
     kP2pPeer = 1ull << 52,
+    // A hash of "Input Dims" as written, read on every event that has it (the work signature).
+    kShapeHash = 1ull << 53,
   };
   uint64_t present = 0;
   bool has(Field f) const { return (present & f) != 0; }
@@ -70,6 +72,7 @@ struct RawEvent {
   std::string_view input_type;    // its dtype as the profiler spells it ("float")
   std::string_view input_dims_text, input_types_text;  // the whole arrays, as written
   int64_t p2p_peer = 0;           // c10d::send's dst / c10d::recv_'s src, a rank of the op's group
+  uint64_t shape_hash = 0;        // HashBytes of "Input Dims" as written
 
   // Why this event cannot be used (set by the parser), or nullptr.
   const char* reject_reason = nullptr;

@@ -1,0 +1,158 @@
+// Uneven timing (cluster/uneven_timing.h): the steps' work signatures read from inline traces
+// (analysis/work_signature.h), and a step-to-step imbalance among ranks that ran the same
+// operators on the same shapes reported as uneven timing — while the same imbalance with
+// different shapes (an input imbalance) or without shapes stays a per_step_imbalance.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "rankscope/analysis/analyze_rank.h"
+#include "rankscope/analysis/work_signature.h"
+#include "rankscope/cluster/cluster_diagnosis.h"
+#include "rankscope/cluster/uneven_timing.h"
+#include "rankscope/ingest/read_trace.h"
+#include "rankscope/report/finding_text.h"
+
+namespace rankscope {
+namespace {
+
+using nlohmann::json;
+constexpr double kMs = 1e6;
+
+json Op(const std::string& name, int64_t ts, const json& dims) {
+  json op = {{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"pid", 1}, {"tid", 1}, {"ts", ts}, {"dur", 10}};
+  if (!dims.is_null()) op["args"] = {{"Input Dims", dims}, {"Input type", json::array({"float"})}};
+  return op;
+}
+
+json Step(int n, int64_t ts, int64_t dur) {
+  return {{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(n)},
+          {"pid", 1},  {"tid", 1},                 {"ts", ts},
+          {"dur", dur}};
+}
+
+// Three steps of 100 us: in each, aten::mm on a [rows, 8] x [8, 8] batch and aten::relu on its
+// result, in the given order; `rows` per step; null dims: no shapes recorded.
+std::vector<WorkSignature> Signatures(const std::vector<int>& rows, bool relu_first, bool shapes,
+                                      bool keep_op_shapes = false) {
+  json events = json::array();
+  for (int s = 0; s < static_cast<int>(rows.size()); ++s) {
+    const int64_t t = 100 * s;
+    events.push_back(Step(s, t, 100));
+    const json mm = shapes ? json::array({json::array({rows[s], 8}), json::array({8, 8})}) : json(nullptr);
+    const json relu = shapes ? json::array({json::array({rows[s], 8})}) : json(nullptr);
+    events.push_back(Op("aten::mm", t + (relu_first ? 40 : 10), mm));
+    events.push_back(Op("aten::relu", t + (relu_first ? 10 : 40), relu));
+  }
+  ReaderOptions options;
+  options.keep_op_shapes = keep_op_shapes;
+  auto model = ReadTraceBytes(json{{"traceEvents", events}}.dump(), "rank0.json", options);
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  auto summary = AnalyzeRank(*model, AnalysisOptions{});
+  EXPECT_TRUE(summary.ok()) << summary.status().message();
+  std::vector<WorkSignature> out;
+  for (const StepSummary& s : summary->steps) out.push_back({s.work_signature, s.shaped_ops});
+  return out;
+}
+
+TEST(WorkSignature, IsTheSameForTheSameOpsOnTheSameShapesInAnyOrder) {
+  const auto a = Signatures({4, 4, 4}, false, true);
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0].shaped_ops, 2);
+  EXPECT_NE(a[0].value, 0u);
+  EXPECT_EQ(a[0].value, a[1].value);
+  EXPECT_EQ(a[1].value, a[2].value);
+  const auto reordered = Signatures({4, 4, 4}, true, true);
+  EXPECT_EQ(reordered[0].value, a[0].value);
+  // Read with the compare path's option (shapes interned as text): the same signature.
+  EXPECT_EQ(Signatures({4, 4, 4}, false, true, true)[0].value, a[0].value);
+  // A batch of 5 rows in step 1 changes that step's signature only.
+  const auto uneven = Signatures({4, 5, 4}, false, true);
+  EXPECT_EQ(uneven[0].value, a[0].value);
+  EXPECT_NE(uneven[1].value, a[1].value);
+  EXPECT_EQ(uneven[1].shaped_ops, 2);
+  // No shapes recorded: no signature.
+  const auto none = Signatures({4, 4, 4}, false, false);
+  EXPECT_EQ(none[0].value, 0u);
+  EXPECT_EQ(none[0].shaped_ops, 0);
+}
+
+// A CPU-only rank of 8 steps: local time 100 ms, +15 ms in the steps where it is the slowest (a
+// different rank each step: rank == step % 4), 20 ms of exposed communication; every step's
+// work signature `signature` (0: no shapes), except step `odd_step`, which gets `signature + 1`.
+RankSummary Rank(int64_t rank, uint64_t signature, int odd_step = -1) {
+  RankSummary r;
+  r.rank.rank = rank;
+  r.rank_resolved = true;
+  r.host_name = "h" + std::to_string(rank);
+  int64_t t = 1'716'423'322'000'000'000;
+  r.window_start_ns = t;
+  for (int s = 0; s < 8; ++s) {
+    const int64_t local = 100'000'000 + (s % 4 == rank ? static_cast<int64_t>(15 * kMs) : 0);
+    StepSummary st;
+    st.number = s;
+    st.start_ns = t;
+    st.end_ns = t + local + 20'000'000;
+    st.cpu_phase_ns[static_cast<int>(StepPhase::kForward)] = local - 60'000'000;
+    st.cpu_phase_ns[static_cast<int>(StepPhase::kOther)] = st.duration_ns() - st.cpu_phase_ns[1];
+    st.comm_exposed_ns = 20'000'000;
+    st.work_signature = signature + (s == odd_step ? 1 : 0);
+    st.shaped_ops = signature ? 452 : 0;
+    r.steps.push_back(st);
+    t = st.end_ns;
+  }
+  r.window_end_ns = t;
+  r.steps_in_trace = 8;
+  return r;
+}
+
+TEST(UnevenTiming, CompareStepWorkNeedsEveryStepTheSameOnEveryRank) {
+  const std::vector<RankSummary> same = {Rank(0, 77), Rank(1, 77), Rank(2, 77)};
+  const SameWork w = CompareStepWork(same, {0, 1, 2});
+  EXPECT_TRUE(w.same);
+  EXPECT_EQ(w.steps, 8u);
+  EXPECT_EQ(w.shaped_ops, 452);
+  EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 77, 5)}, {0, 1}).same);  // one step differs
+  EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 78)}, {0, 1}).same);
+  EXPECT_FALSE(CompareStepWork({Rank(0, 0), Rank(1, 0)}, {0, 1}).same);  // no shapes
+  EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 0)}, {0, 1}).same);
+  EXPECT_FALSE(CompareStepWork(same, {0}).same);  // nothing to compare with
+}
+
+TEST(UnevenTiming, DiagnoseClusterTellsTheMachinesImbalanceFromTheInputs) {
+  std::vector<RankSummary> same, input, unshaped;
+  for (int64_t r = 0; r < 4; ++r) {
+    same.push_back(Rank(r, 77));
+    input.push_back(Rank(r, 77, r == 2 ? 3 : -1));  // rank 2 had a longer batch in step 3
+    unshaped.push_back(Rank(r, 0));
+  }
+  const StatusOr<ClusterDiagnosis> d = DiagnoseCluster(same, ClusterOptions{});
+  ASSERT_TRUE(d.ok());
+  ASSERT_FALSE(d->findings.empty());
+  const Finding& f = d->findings.front();
+  EXPECT_EQ(f.kind, FindingKind::kUnevenTiming);
+  EXPECT_EQ(f.severity, Severity::kInfo);
+  EXPECT_EQ(f.cost.method, CostMethod::kNone);
+  EXPECT_EQ(f.cost.saving_ns, 0);
+  EXPECT_EQ(f.ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+  ASSERT_NE(f.FindEvidence(EvidenceKind::kStepImbalance), nullptr);
+  EXPECT_EQ(f.FindEvidence(EvidenceKind::kWhatIf), nullptr);
+  const Evidence* e = f.FindEvidence(EvidenceKind::kSameWork);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->Get("steps"), 8);
+  EXPECT_EQ(e->Get("shaped_ops"), 452);
+  EXPECT_EQ(f.next.kind, NextStepKind::kCheckHost);
+  const FindingWords text = DescribeFinding(f);
+  EXPECT_NE(text.title.find("not an input imbalance"), std::string::npos) << text.title;
+  EXPECT_EQ(text.next.find("balance the work"), std::string::npos) << text.next;
+
+  for (const auto* ranks : {&input, &unshaped}) {
+    const StatusOr<ClusterDiagnosis> other = DiagnoseCluster(*ranks, ClusterOptions{});
+    ASSERT_TRUE(other.ok());
+    ASSERT_FALSE(other->findings.empty());
+    EXPECT_EQ(other->findings.front().kind, FindingKind::kPerStepImbalance);
+  }
+}
+
+}  // namespace
+}  // namespace rankscope
