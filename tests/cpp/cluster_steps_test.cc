@@ -185,6 +185,39 @@ TEST(CostModel, ExtraWorkIsCostedWhenItsPeersWaitAndStaysUncostedOtherwise) {
   EXPECT_EQ(findings[1].FindEvidence(EvidenceKind::kWhatIf)->detail, "per_step");
 }
 
+TEST(CostModel, AFunctionCalledInSomeStepsIsCostedInThoseSteps) {
+  // Rank 3 stalls 60 ms every fourth step (steps 0, 4, 8 of 10: a checkpoint, a sleep): its
+  // function finding says 18 ms per step, 0.3 calls per step. Spread over every step, 18 ms less
+  // leaves rank 3 the slowest by 42 ms in its stall steps and saves 3 x 18 / 10 = 5.4 ms; put in
+  // the three steps where rank 3 exceeds its peers the most, it saves about 60 ms in each.
+  StepSeries s = Series(4, 10);
+  for (size_t i : {0u, 4u, 8u}) s.local_ns[3][i] += 60 * kMs;
+  Finding f = ExtraWork(13, 18 * kMs);
+  Evidence e;
+  e.kind = EvidenceKind::kFunction;
+  e.rank = 13;
+  e.subject = f.subject;
+  e.Set("calls", 0.3).Set("median_calls", 0).Set("excess_ns", 18 * kMs);
+  f.evidence.push_back(e);
+  std::vector<Finding> findings = {f};
+  CostExtraWork(s, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
+  EXPECT_EQ(findings[0].cost.method, CostMethod::kWhatIfFaster);
+  EXPECT_GT(findings[0].cost.saving_ns, 17 * kMs);  // 3 x ~59 ms / 10 (the wobble moves the peers)
+  EXPECT_LE(findings[0].cost.saving_ns, 18 * kMs);
+  const StepTable after = WithoutIntermittentExcess(s, 3, 18 * kMs, 3);
+  for (size_t i = 0; i < 10; ++i) {
+    if (i % 4 == 0) {
+      EXPECT_LE(after[3][i], 102 * kMs) << i;  // the stall removed, down to about its peers
+    } else {
+      EXPECT_EQ(after[3][i], s.local_ns[3][i]) << i;  // the other steps untouched
+    }
+  }
+  // Called in every step (or without a call count): the excess is taken from every step.
+  findings = {ExtraWork(13, 18 * kMs)};
+  CostExtraWork(s, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
+  EXPECT_LT(findings[0].cost.saving_ns, 6 * kMs);
+}
+
 TEST(SlowHosts, TwoRanksOfAHostSlowTogetherAreANodeEvenWhenTheyAreHalfTheJob) {
   StepSeries s = Series(4, 8);
   for (uint32_t r : {2u, 3u}) {

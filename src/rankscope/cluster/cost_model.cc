@@ -1,6 +1,7 @@
 #include "rankscope/cluster/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "rankscope/cluster/significance.h"
 
@@ -27,6 +28,17 @@ int RankIndex(const std::vector<int64_t>& rank_numbers, int64_t rank) {
   return -1;
 }
 
+// The function a finding is about: its subject's evidence, else the first function it lists.
+const Evidence* LeadFunction(const Finding& f) {
+  const Evidence* first = nullptr;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind != EvidenceKind::kFunction || e.rank != f.ranks.front()) continue;
+    if (e.subject == f.subject) return &e;
+    if (!first) first = &e;
+  }
+  return f.subject.empty() ? first : nullptr;
+}
+
 // The per-rank reduction a finding stands for, or empty when the finding does not say.
 StepTable ReductionOf(const StepSeries& series, const Finding& f, uint32_t rank) {
   if (f.subject_kind == "phase") {
@@ -40,7 +52,15 @@ StepTable ReductionOf(const StepSeries& series, const Finding& f, uint32_t rank)
     }
     return {};
   }
-  return f.cost.added_ns > 0 ? WithoutExcess(series, rank, f.cost.added_ns) : StepTable{};
+  if (f.cost.added_ns <= 0) return {};
+  // A function the rank calls in fewer steps than there are: its excess is in those steps.
+  if (const Evidence* lead = LeadFunction(f)) {
+    const double calls = std::round(lead->Get("calls") * static_cast<double>(series.steps()));
+    if (calls >= 1 && calls < static_cast<double>(series.steps())) {
+      return WithoutIntermittentExcess(series, rank, f.cost.added_ns, static_cast<size_t>(calls));
+    }
+  }
+  return WithoutExcess(series, rank, f.cost.added_ns);
 }
 
 }  // namespace
@@ -78,6 +98,24 @@ StepTable WithoutExcess(const StepSeries& series, uint32_t rank, double excess_n
   for (size_t s = 0; s < series.steps(); ++s) {
     const double local = out[rank][s];
     out[rank][s] = std::max(std::min(local, PeerMedian(series, rank, s)), local - excess_ns);
+  }
+  return out;
+}
+
+StepTable WithoutIntermittentExcess(const StepSeries& series, uint32_t rank, double excess_ns, size_t calls) {
+  StepTable out = series.local_ns;
+  const size_t steps = series.steps();
+  if (calls == 0 || steps == 0) return out;
+  std::vector<std::pair<double, size_t>> by_excess;  // (local - peers' median, step)
+  for (size_t s = 0; s < steps; ++s) by_excess.emplace_back(out[rank][s] - PeerMedian(series, rank, s), s);
+  calls = std::min(calls, steps);
+  std::partial_sort(by_excess.begin(), by_excess.begin() + static_cast<std::ptrdiff_t>(calls), by_excess.end(),
+                    [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  const double per_call = excess_ns * static_cast<double>(steps) / static_cast<double>(calls);
+  for (size_t k = 0; k < calls; ++k) {
+    const size_t s = by_excess[k].second;
+    const double local = out[rank][s];
+    out[rank][s] = std::max(std::min(local, PeerMedian(series, rank, s)), local - per_call);
   }
   return out;
 }
