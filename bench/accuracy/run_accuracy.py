@@ -280,7 +280,7 @@ def print_table(rows, markdown=None):
         false = [r.get("false_findings", r["findings"]) for r in cleans]
         notes = sum(r.get("contention_notes", 0) for r in cleans)
         lines.append(f"Clean runs ({src}): {len(cleans)}, with a finding: {sum(1 for n in false if n)} "
-                     f"(false findings in all: {sum(false)}; CPU-contention notes, not counted: {notes})")
+                     f"(false findings in all: {sum(false)}; notes about the machine (cpu_contention, uneven_timing), not counted: {notes})")
     errs = [abs(r.get("estimated_saving_ns", 0) - r["measured_saving_ns"]) / r["measured_saving_ns"]
             for r in rows if r["kind"] != "clean" and r.get("costed") and r.get("measured_saving_ns", 0) > 0]
     if errs:

@@ -8,8 +8,10 @@ What counts (docs/cluster.md, "Accuracy"):
     first function it lists, or its subject — matching one of the kind's patterns below (a
     phase counts where the fault has no function of its own, e.g. a DataLoader sleep);
   * clean runs: any finding is a false finding, except a cpu_contention finding, which says that
-    the host starved a rank of CPU (measured by the kernel, not inferred from the trace): those are
-    counted apart, as notes about the machine;
+    the host starved a rank of CPU (measured by the kernel, not inferred from the trace), and an
+    uneven_timing finding, which says that the ranks ran the same operators on the same shapes and
+    still took different times (equal work signatures, nothing about the job's code and no
+    saving claimed): those are counted apart, as notes about the machine;
   * what-if: the top finding's cost (estimated saving per step) against the measured saving,
     the faulty run's step time minus the fault-free run's (both as the reports measure them).
 """
@@ -31,8 +33,9 @@ PATTERNS = {
     "slow-data": ["__getitem__", "sleep", "dataloader", "data_loading"],
     "cpu-hog": ["cpu_hog", "cpuhog"],
 }
-# Findings about the machine rather than the job (the kernel measured it): not false on a clean run.
-ENVIRONMENT = {"cpu_contention"}
+# Findings about the machine rather than the job (the kernel measured it; or the ranks did the same
+# work and their times still differ): not false on a clean run.
+ENVIRONMENT = {"cpu_contention", "uneven_timing"}
 # Faults whose level is a phase when no function names them.
 PHASE_OK = {"slow-data": {"data_loading"}}
 # A slow kernel spread over launch shapes must be named at the kernel-name level: a row keyed by
