@@ -30,6 +30,7 @@ int RankIndex(const std::vector<int64_t>& rank_numbers, int64_t rank) {
 
 // The function a finding is about: its subject's evidence, else the first function it lists.
 const Evidence* LeadFunction(const Finding& f) {
+  if (f.ranks.empty()) return nullptr;
   const Evidence* first = nullptr;
   for (const Evidence& e : f.evidence) {
     if (e.kind != EvidenceKind::kFunction || e.rank != f.ranks.front()) continue;
