@@ -46,6 +46,15 @@ cat > "$SEEDS/p2p_peers.json" <<'JSON'
   {"ph": "X", "cat": "user_annotation", "name": "gloo:send", "pid": 1, "tid": 1, "ts": 8000, "dur": 40, "args": {"Input Dims": [[64, 256]], "Input type": ["float"]}}
  ]}
 JSON
+# Shapes read for the steps' work signatures (analysis/work_signature.h), "args" before "name"
+# (keys in sorted order), so the parser reads them before it knows what the event is.
+cat > "$SEEDS/args_first_shapes.json" <<'JSON'
+{"traceEvents": [
+  {"args": {"Input Dims": [[4, 8], [8, 8]], "Input type": ["float", "float"]}, "cat": "cpu_op", "dur": 10, "name": "aten::mm", "ph": "X", "pid": 1, "tid": 1, "ts": 5},
+  {"args": {"Input Dims": [[1024], []]}, "cat": "user_annotation", "dur": 10, "name": "gloo:all_reduce", "ph": "X", "pid": 1, "tid": 1, "ts": 20},
+  {"cat": "user_annotation", "dur": 100, "name": "ProfilerStep#1", "ph": "X", "pid": 1, "tid": 1, "ts": 0}
+ ]}
+JSON
 run fuzz_kineto_reader "$READER_SECONDS" "$SEEDS"
 
 # Daemon seeds: the first byte picks the parser (0 Kineto datagram, 1 request body, 2 hosts file,
