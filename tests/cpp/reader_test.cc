@@ -1,6 +1,8 @@
 // Hand-written traces pin what the reader makes of each construct of the Kineto format.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "rankscope/ingest/read_trace.h"
 #include "test_util.h"
 
@@ -195,6 +197,35 @@ TEST(ReaderTest, FieldOrderAndWhitespaceDoNotMatter) {
   EXPECT_EQ(m.slices.correlation[0], 9);
   EXPECT_EQ(m.tracks[m.slices.track[0]].pid.value, -1);
   EXPECT_EQ(m.slices.ts[1], 10000);
+}
+
+// "Input Dims" is hashed on CPU ops (the steps' work signature) and gives a collective
+// annotation's message size, whether "args" comes after "name" (Kineto's order) or before it
+// (sorted keys), and with or without keep_op_shapes: the same hashes every way.
+TEST(ReaderTest, ShapesAreReadBeforeOrAfterTheName) {
+  const std::string after =
+      R"J({"traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 5, "dur": 10,
+       "args": {"Input Dims": [[4, 8], [8, 8]], "Input type": ["float", "float"]}},
+      {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "pid": 1, "tid": 1, "ts": 20, "dur": 10,
+       "args": {"Input Dims": [[1024], []], "Input type": ["float"]}}]})J";
+  const std::string before =
+      R"J({"traceEvents": [
+      {"args": {"Input Dims": [[4, 8], [8, 8]], "Input type": ["float", "float"]}, "cat": "cpu_op",
+       "dur": 10, "name": "aten::mm", "ph": "X", "pid": 1, "tid": 1, "ts": 5},
+      {"args": {"Input Dims": [[1024], []], "Input type": ["float"]}, "cat": "user_annotation",
+       "dur": 10, "name": "gloo:all_reduce", "ph": "X", "pid": 1, "tid": 1, "ts": 20}]})J";
+  ReaderOptions keep;
+  keep.keep_op_shapes = true;
+  std::vector<uint32_t> hashes;
+  for (const TraceModel& m : {Read(after), Read(before), Read(after, keep), Read(before, keep)}) {
+    ASSERT_EQ(m.op_work.size(), 1u);  // the CPU op only, not the annotation
+    EXPECT_EQ(m.op_work[0].slice, 0u);
+    hashes.push_back(m.op_work[0].hash);
+    ASSERT_EQ(m.collectives.size(), 1u);
+    EXPECT_EQ(m.collectives[0].in_msg_nelems, 1024);
+  }
+  EXPECT_EQ(std::count(hashes.begin(), hashes.end(), hashes[0]), 4);
 }
 
 TEST(ReaderTest, OldCategoryNamesAndStringIds) {
