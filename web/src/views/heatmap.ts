@@ -52,14 +52,17 @@ function columns(o: Overview): Column[] {
 }
 
 // The first (most costly) finding that names each rank: its position in the report and kind.
+// A finding about every rank of the job (CPU contention, uneven timing) singles out none.
 interface Naming {
   index: number;
   kind: string;
 }
-function namedRanks(findings: FindingRow[]): Map<number, Naming> {
+function namedRanks(findings: FindingRow[], rankCount: number): Map<number, Naming> {
   const out = new Map<number, Naming>();
   findings.forEach((f, i) => {
-    for (const r of f.ranks ?? []) if (!out.has(r)) out.set(r, { index: i + 1, kind: f.kind });
+    const ranks = f.ranks ?? [];
+    if (ranks.length >= rankCount) return;
+    for (const r of ranks) if (!out.has(r)) out.set(r, { index: i + 1, kind: f.kind });
   });
   return out;
 }
@@ -106,7 +109,7 @@ registerView({
   render(el: HTMLElement, ctx: ViewContext) {
     const c = ctx.overview.cluster!;
     const cols = columns(ctx.overview);
-    const named = namedRanks(ctx.overview.findings ?? []);
+    const named = namedRanks(ctx.overview.findings ?? [], c.ranks.length);
     const flagged = (r: ClusterRank) => r.slow || r.outlier || named.has(r.rank);
     let sort = 'host';
     let rows = ranked(c.ranks, sort, cols);
