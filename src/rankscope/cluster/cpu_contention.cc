@@ -19,23 +19,7 @@ Evidence CpuWaitEvidence(int64_t rank, const RankCpuWait& w) {
 
 // The finding, told as the host's contention: same ranks, subject and evidence, no saving.
 Finding AsContention(const Finding& f, const std::vector<const RankCpuWait*>& waits) {
-  Finding c;
-  c.kind = FindingKind::kCpuContention;
-  c.severity = Severity::kInfo;
-  c.ranks = f.ranks;
-  c.hosts = f.hosts;
-  c.subject = f.subject;
-  c.subject_kind = f.subject_kind;
-  c.cost = f.cost;
-  c.cost.method = CostMethod::kNone;
-  c.cost.saving_ns = 0;
-  c.cost.estimated_step_ns = c.cost.step_ns;
-  // A note about the host: it ranks below the findings about the job's own ranks and functions.
-  c.cost.added_ns = 0;
-  c.weight = 0;
-  for (const Evidence& e : f.evidence) {
-    if (e.kind != EvidenceKind::kWhatIf) c.evidence.push_back(e);
-  }
+  Finding c = AsMachineNote(f, FindingKind::kCpuContention);
   for (size_t i = 0; i < waits.size(); ++i) c.evidence.push_back(CpuWaitEvidence(f.ranks[i], *waits[i]));
   c.next = {NextStepKind::kCheckHost, "", ""};
   return c;

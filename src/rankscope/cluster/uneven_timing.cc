@@ -8,23 +8,7 @@ namespace rankscope {
 namespace {
 
 Finding AsUnevenTiming(const Finding& f, const SameWork& work) {
-  Finding u;
-  u.kind = FindingKind::kUnevenTiming;
-  u.severity = Severity::kInfo;
-  u.ranks = f.ranks;
-  u.hosts = f.hosts;
-  u.subject = f.subject;
-  u.subject_kind = f.subject_kind;
-  u.cost = f.cost;
-  u.cost.method = CostMethod::kNone;
-  u.cost.saving_ns = 0;
-  u.cost.estimated_step_ns = u.cost.step_ns;
-  // A note about the machine: it ranks below the findings about the job's own ranks and functions.
-  u.cost.added_ns = 0;
-  u.weight = 0;
-  for (const Evidence& e : f.evidence) {
-    if (e.kind != EvidenceKind::kWhatIf) u.evidence.push_back(e);
-  }
+  Finding u = AsMachineNote(f, FindingKind::kUnevenTiming);
   Evidence same;
   same.kind = EvidenceKind::kSameWork;
   same.ranks = f.ranks;

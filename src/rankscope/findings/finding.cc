@@ -104,6 +104,26 @@ const Evidence* Finding::FindEvidence(EvidenceKind kind) const {
   return nullptr;
 }
 
+Finding AsMachineNote(const Finding& f, FindingKind kind) {
+  Finding n;
+  n.kind = kind;
+  n.severity = Severity::kInfo;
+  n.ranks = f.ranks;
+  n.hosts = f.hosts;
+  n.subject = f.subject;
+  n.subject_kind = f.subject_kind;
+  n.cost = f.cost;
+  n.cost.method = CostMethod::kNone;
+  n.cost.saving_ns = 0;
+  n.cost.estimated_step_ns = n.cost.step_ns;
+  n.cost.added_ns = 0;
+  n.weight = 0;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind != EvidenceKind::kWhatIf) n.evidence.push_back(e);
+  }
+  return n;
+}
+
 void RankFindings(std::vector<Finding>* findings) {
   std::stable_sort(findings->begin(), findings->end(), [](const Finding& a, const Finding& b) {
     const bool a_saves = a.cost.saving_ns > 0, b_saves = b.cost.saving_ns > 0;

@@ -142,6 +142,12 @@ struct Finding {
   const Evidence* FindEvidence(EvidenceKind kind) const;  // the first of that kind, or null
 };
 
+// `f` told again as a note about the machine of kind `kind` (cpu_contention, uneven_timing): the
+// same ranks, hosts, subject and evidence without its what-if, severity info, no saving and no
+// added time, so it ranks below the findings about the job's own ranks and functions. The caller
+// adds its own evidence and next step.
+Finding AsMachineNote(const Finding& f, FindingKind kind);
+
 // Ranking: findings with a saving, largest first; then the others by severity, added time and
 // weight.
 // Stable for equal keys.
