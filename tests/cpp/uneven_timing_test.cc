@@ -106,14 +106,26 @@ RankSummary Rank(int64_t rank, uint64_t signature, int odd_step = -1) {
   return r;
 }
 
-TEST(UnevenTiming, CompareStepWorkNeedsEveryStepTheSameOnEveryRank) {
+TEST(UnevenTiming, CompareStepWorkNeedsTheWorkNotToChangeBetweenRanksFromStepToStep) {
   const std::vector<RankSummary> same = {Rank(0, 77), Rank(1, 77), Rank(2, 77)};
   const SameWork w = CompareStepWork(same, {0, 1, 2});
   EXPECT_TRUE(w.same);
+  EXPECT_TRUE(w.across_ranks);
   EXPECT_EQ(w.steps, 8u);
   EXPECT_EQ(w.shaped_ops, 452);
-  EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 77, 5)}, {0, 1}).same);  // one step differs
-  EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 78)}, {0, 1}).same);
+  EXPECT_TRUE(w.own_work.empty());
+  EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 77, 5)}, {0, 1}).same);  // one step differs on one rank
+  // Each rank's own work in every step (rank 2's shard differs): the same, rank 2 with work of its own.
+  const SameWork own = CompareStepWork({Rank(0, 77), Rank(1, 77), Rank(2, 78)}, {0, 1, 2});
+  EXPECT_TRUE(own.same);
+  EXPECT_FALSE(own.across_ranks);
+  EXPECT_EQ(own.own_work, (std::vector<uint32_t>{2}));
+  // Two ranks, each with work of its own: no work most share, both listed.
+  EXPECT_EQ(CompareStepWork({Rank(0, 77), Rank(1, 78)}, {0, 1}).own_work, (std::vector<uint32_t>{0, 1}));
+  // A constant difference plus a change in one step: the work changed between ranks.
+  EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 77), Rank(2, 78, 4)}, {0, 1, 2}).same);
+  // Every rank alike in each step while the work changes from step to step: the same.
+  EXPECT_TRUE(CompareStepWork({Rank(0, 77, 3), Rank(1, 77, 3)}, {0, 1}).across_ranks);
   EXPECT_FALSE(CompareStepWork({Rank(0, 0), Rank(1, 0)}, {0, 1}).same);  // no shapes
   EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 0)}, {0, 1}).same);
   EXPECT_FALSE(CompareStepWork(same, {0}).same);  // nothing to compare with
@@ -145,6 +157,26 @@ TEST(UnevenTiming, DiagnoseClusterTellsTheMachinesImbalanceFromTheInputs) {
   const FindingWords text = DescribeFinding(f);
   EXPECT_NE(text.title.find("not an input imbalance"), std::string::npos) << text.title;
   EXPECT_EQ(text.next.find("balance the work"), std::string::npos) << text.next;
+
+  // Rank 3 ran its own shapes in every step (an FSDP shard of a layer the world size does not
+  // divide): the imbalance is still not the input's, and the report says which rank differs.
+  std::vector<RankSummary> shard = same;
+  shard[3] = Rank(3, 78);
+  const StatusOr<ClusterDiagnosis> sharded = DiagnoseCluster(shard, ClusterOptions{});
+  ASSERT_TRUE(sharded.ok());
+  ASSERT_FALSE(sharded->findings.empty());
+  const Finding& s = sharded->findings.front();
+  EXPECT_EQ(s.kind, FindingKind::kUnevenTiming);
+  std::vector<const Evidence*> same_work;
+  for (const Evidence& ev : s.evidence) {
+    if (ev.kind == EvidenceKind::kSameWork) same_work.push_back(&ev);
+  }
+  ASSERT_EQ(same_work.size(), 2u);
+  EXPECT_EQ(same_work[0]->detail, "per_rank");
+  EXPECT_EQ(same_work[1]->detail, "own_work");
+  EXPECT_EQ(same_work[1]->ranks, (std::vector<int64_t>{3}));
+  const FindingWords sharded_text = DescribeFinding(s);
+  EXPECT_NE(sharded_text.title.find("each rank ran the same operators"), std::string::npos) << sharded_text.title;
 
   for (const auto* ranks : {&input, &unshaped}) {
     const StatusOr<ClusterDiagnosis> other = DiagnoseCluster(*ranks, ClusterOptions{});

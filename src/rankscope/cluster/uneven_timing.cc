@@ -3,18 +3,65 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 namespace rankscope {
 namespace {
 
-Finding AsUnevenTiming(const Finding& f, const SameWork& work) {
+using Work = std::pair<uint64_t, int64_t>;  // (signature, shaped ops) of a step
+
+Work WorkOf(const StepSummary& s) { return {s.work_signature, s.shaped_ops}; }
+
+// The steps every member has, in step order: [member][k].
+std::vector<std::vector<const StepSummary*>> SharedSteps(const std::vector<RankSummary>& ranks,
+                                                         const std::vector<uint32_t>& members) {
+  std::map<int64_t, std::vector<const StepSummary*>> by_number;
+  for (size_t m = 0; m < members.size(); ++m) {
+    for (const StepSummary& s : ranks[members[m]].steps) {
+      std::vector<const StepSummary*>& seen = by_number[s.number];
+      if (seen.size() == m) seen.push_back(&s);  // once per member
+    }
+  }
+  std::vector<std::vector<const StepSummary*>> table(members.size());
+  for (const auto& [number, seen] : by_number) {
+    if (seen.size() != members.size()) continue;
+    for (size_t m = 0; m < members.size(); ++m) table[m].push_back(seen[m]);
+  }
+  return table;
+}
+
+// The members whose work differs from the work most of them share (all when none is shared by most).
+std::vector<uint32_t> OwnWork(const std::vector<std::vector<const StepSummary*>>& table,
+                              const std::vector<uint32_t>& members) {
+  std::map<Work, size_t> count;
+  for (const auto& steps : table) ++count[WorkOf(*steps.front())];
+  const auto most = std::max_element(count.begin(), count.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  const bool shared_by_most = 2 * most->second > members.size();
+  std::vector<uint32_t> out;
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (!shared_by_most || WorkOf(*table[m].front()) != most->first) out.push_back(members[m]);
+  }
+  return out;
+}
+
+Finding AsUnevenTiming(const Finding& f, const SameWork& work, const std::vector<int64_t>& rank_numbers) {
   Finding u = AsMachineNote(f, FindingKind::kUnevenTiming);
   Evidence same;
   same.kind = EvidenceKind::kSameWork;
+  same.detail = work.across_ranks ? "" : "per_rank";
   same.ranks = f.ranks;
   same.Set("steps", static_cast<double>(work.steps));
   same.Set("shaped_ops", static_cast<double>(work.shaped_ops));
   u.evidence.push_back(std::move(same));
+  if (!work.own_work.empty()) {
+    Evidence own;
+    own.kind = EvidenceKind::kSameWork;
+    own.detail = "own_work";
+    for (uint32_t m : work.own_work) own.ranks.push_back(rank_numbers[m]);
+    own.Set("steps", static_cast<double>(work.steps));
+    u.evidence.push_back(std::move(own));
+  }
   u.next = {NextStepKind::kCheckHost, f.hosts.size() == 1 ? f.hosts.front() : "", ""};
   return u;
 }
@@ -24,31 +71,28 @@ Finding AsUnevenTiming(const Finding& f, const SameWork& work) {
 SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members) {
   SameWork out;
   if (members.size() < 2) return out;
-  // Step number -> (signature of the first member, members that have it with that signature).
-  std::map<int64_t, std::pair<const StepSummary*, size_t>> steps;
-  for (const StepSummary& s : ranks[members.front()].steps) steps[s.number] = {&s, 1};
-  for (size_t m = 1; m < members.size(); ++m) {
-    for (const StepSummary& s : ranks[members[m]].steps) {
-      auto it = steps.find(s.number);
-      if (it == steps.end()) continue;
-      if (s.shaped_ops == 0 || s.work_signature != it->second.first->work_signature ||
-          s.shaped_ops != it->second.first->shaped_ops) {
-        return out;  // different work in a shared step (or no shapes): not the same work
-      }
-      ++it->second.second;
+  const std::vector<std::vector<const StepSummary*>> table = SharedSteps(ranks, members);
+  const size_t steps = table.front().size();
+  if (steps < kMinSameWorkSteps) return out;
+  bool across = true;  // in each step, every member's work is the first member's
+  bool along = true;   // on each member, every step's work is its first step's
+  std::vector<int64_t> ops;
+  for (size_t m = 0; m < members.size(); ++m) {
+    for (size_t k = 0; k < steps; ++k) {
+      const StepSummary& s = *table[m][k];
+      if (s.shaped_ops == 0) return out;  // no shapes recorded: the traces cannot say
+      across = across && WorkOf(s) == WorkOf(*table.front()[k]);
+      along = along && WorkOf(s) == WorkOf(*table[m].front());
+      ops.push_back(s.shaped_ops);
     }
   }
-  std::vector<int64_t> ops;
-  for (const auto& [number, first] : steps) {
-    if (first.second != members.size()) continue;  // not a step every member has
-    if (first.first->shaped_ops == 0) return out;
-    ops.push_back(first.first->shaped_ops);
-  }
-  if (ops.size() < kMinSameWorkSteps) return out;
-  std::nth_element(ops.begin(), ops.begin() + ops.size() / 2, ops.end());
+  if (!across && !along) return out;
+  std::nth_element(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(ops.size() / 2), ops.end());
   out.same = true;
-  out.steps = ops.size();
+  out.across_ranks = across;
+  out.steps = steps;
   out.shaped_ops = ops[ops.size() / 2];
+  if (!across) out.own_work = OwnWork(table, members);
   return out;
 }
 
@@ -68,7 +112,7 @@ bool AttributeImbalanceToTiming(const std::vector<RankSummary>& ranks, const std
     if (members.size() != f.ranks.size()) continue;
     const SameWork work = CompareStepWork(ranks, members);
     if (!work.same) continue;
-    f = AsUnevenTiming(f, work);
+    f = AsUnevenTiming(f, work, rank_numbers);
     changed = true;
   }
   return changed;

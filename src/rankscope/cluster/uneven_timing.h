@@ -1,17 +1,24 @@
-// Uneven timing: a step-to-step imbalance among ranks that did the same work.
+// Uneven timing: a step-to-step imbalance that the ranks' work does not explain.
 //
 // A per_step_imbalance finding (parallel_findings.h) says that a different rank is the slowest
 // in most steps while the ranks' medians are close, and advises balancing the input (batches or
-// sequences of different sizes). That is right only when the ranks had different work to do.
-// Where the traces recorded input shapes, the steps' work signatures (analysis/work_signature.h)
-// say whether they did: when every rank of the finding ran the same operators on the same shapes
-// in every step they share, no rank had more input, and the slowest rank of a step was slow for
-// a reason outside the work — the CPU run queue of an oversubscribed host, a device several
-// ranks share, garbage collection, clock changes. Measured on a clean 4-rank CPU job on 2 cores
-// traced by plain torch.profiler (record_shapes, no rankscope collector): identical signatures
-// on every rank and step, and the per_step_imbalance finding it had produced ("balance the
-// work per step") was false; on the pipeline benchmark's imbalance recordings the imbalanced
-// data ranks' signatures differ in every step, and the finding stays.
+// sequences of different sizes). That is right only when the ranks' work changed from step to
+// step relative to each other. Where the traces recorded input shapes, the steps' work
+// signatures (analysis/work_signature.h) say whether it did. It did not when either
+//   - every rank ran the same operators on the same shapes in each step (the work may change
+//     from step to step, but alike on every rank), or
+//   - each rank ran the same operators on the same shapes in every step (the ranks' work may
+//     differ, but by a constant: an FSDP shard of a dimension the world size does not divide,
+//     a rank with an extra head) — a constant difference makes a slower rank, the same one in
+//     every step, never a change of slowest rank, and the slow-rank rules judge it.
+// Then the slowest rank of a step was slow for a reason outside the work — the CPU run queue of
+// an oversubscribed host, a device several ranks share, garbage collection, clock changes.
+// Measured on clean 4-rank CPU jobs on 2 cores traced by plain torch.profiler (record_shapes, no
+// rankscope collector): a DDP job (identical signatures on every rank and step) and an FSDP2 job
+// (rank 3's shard of a 10-row layer has 1 row, the others' 3: its signature differs from theirs,
+// the same in every step); each had a false per_step_imbalance ("balance the work per step").
+// On the pipeline benchmark's imbalance recordings the imbalanced data ranks' signatures change
+// in every step, and the finding stays.
 //
 // Such a finding becomes uneven_timing: information, no saving (the time is real, but no change
 // to the input recovers it), its imbalance evidence kept, and the host to check next. Without
@@ -29,12 +36,15 @@ namespace rankscope {
 
 inline constexpr size_t kMinSameWorkSteps = 3;
 
-// Whether `members` (rank indices) ran the same work in every step they all have, and in how
-// many steps (0 when some step or rank has no signature, or the work differs).
+// Whether the work of `members` (rank indices) stayed the same relative to each other over the
+// steps they all have: in each step alike on every member, or on each member alike in every step.
 struct SameWork {
   bool same = false;
-  size_t steps = 0;
-  int64_t shaped_ops = 0;  // per step, median over the steps
+  bool across_ranks = false;        // every member ran the same work as the others in each step
+  size_t steps = 0;                 // steps compared (0 when not the same)
+  int64_t shaped_ops = 0;           // per step, median over the members and steps
+  std::vector<uint32_t> own_work;   // !across_ranks: the members whose (constant) work differs
+                                    // from the one most members share (all when none is shared by most)
 };
 SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members);
 

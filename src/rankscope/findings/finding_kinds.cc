@@ -39,7 +39,8 @@ constexpr FindingKindInfo kTable[] = {
      "the traces (`rankscope_cpu_sched`); no saving is claimed."},
     {FindingKind::kUnevenTiming, "uneven_timing", kInfo, "cluster",
      "A step-to-step imbalance among data-parallel ranks (it would have been a per_step_imbalance finding) in which "
-     "every rank ran the same operators on the same input shapes in every step compared (the steps' work "
+     "the ranks' work did not change relative to each other from step to step — every rank ran the same operators "
+     "on the same input shapes in each step compared, or each rank the same ones in every step (the steps' work "
      "signatures, from record_shapes): the input is not the cause; the time goes to something outside the work (CPU "
      "scheduling, a device several ranks share, garbage collection, clocks). No saving is claimed."},
     {FindingKind::kSlowStage, "slow_stage", kWarning, "cluster",

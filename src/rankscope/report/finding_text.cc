@@ -104,11 +104,13 @@ std::string CpuContentionTitle(const Finding& f) {
 std::string UnevenTimingTitle(const Finding& f) {
   const Evidence* imbalance = f.FindEvidence(EvidenceKind::kStepImbalance);
   const Evidence* same = f.FindEvidence(EvidenceKind::kSameWork);
+  const bool per_rank = same && same->detail == "per_rank";
   return fmt::format("{}: the slowest rank changes from step to step and exceeds the step's median by {} on average, "
-                     "but every rank ran the same operators on the same input shapes in each of the {:.0f} steps: "
+                     "but {} ran the same operators on the same input shapes in each of the {:.0f} steps: "
                      "not an input imbalance; the time goes to something outside the work (CPU scheduling, a shared "
                      "device, garbage collection, clocks)",
-                     Ranks(f.ranks), D(imbalance ? imbalance->Get("mean_excess_ns") : 0), same ? same->Get("steps") : 0);
+                     Ranks(f.ranks), D(imbalance ? imbalance->Get("mean_excess_ns") : 0),
+                     per_rank ? "each rank" : "every rank", same ? same->Get("steps") : 0);
 }
 
 std::string TelemetryTitle(const Finding& f) {
@@ -440,6 +442,18 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kStage:
     case EvidenceKind::kStepImbalance: return ParallelEvidenceSentence(e, f);
     case EvidenceKind::kSameWork:
+      if (e.detail == "own_work") {
+        return fmt::format("{} ran other input shapes than the rest, the same in each of the {:.0f} steps: a constant "
+                           "difference (an uneven parameter shard, a layer of its own), which would make one rank "
+                           "slower in every step, not a different one in each",
+                           Ranks(e.ranks), e.Get("steps"));
+      }
+      if (e.detail == "per_rank") {
+        return fmt::format("each of {} ran the same {:.0f} CPU operators with the same input shapes in each of the "
+                           "{:.0f} steps compared (its work signature, from record_shapes, never changed): no rank's "
+                           "input grew or shrank from step to step",
+                           Ranks(e.ranks), e.Get("shaped_ops"), e.Get("steps"));
+      }
       return fmt::format("every one of {} ran the same {:.0f} CPU operators with the same input shapes in each of the "
                          "{:.0f} steps compared (equal work signatures, from record_shapes): no rank had more input "
                          "to process",
