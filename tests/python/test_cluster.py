@@ -346,3 +346,21 @@ def test_same_work_imbalance_is_uneven_timing_not_input(run_rankscope):
     assert evidence(f, "step_imbalance")  # the imbalance it measured is kept
     assert "not an input imbalance" in f["title"]
     assert "balance the work" not in json.dumps(f)
+
+
+def test_constant_work_per_rank_is_uneven_timing_not_input(run_rankscope):
+    """An FSDP2 job whose last rank holds a smaller shard of a layer: its work signature differs
+    from the others', but no rank's changes from step to step, so a change of slowest rank is not
+    the input's (tests/data/cluster/fsdp_clean/README.md)."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "fsdp_clean")
+    per_rank = {r["rank"]: {(s["work_signature"], s["shaped_ops"]) for s in r["steps"]} for r in report["ranks"]}
+    assert all(len(work) == 1 for work in per_rank.values())  # each rank: the same work in every step
+    assert per_rank[0] == per_rank[1] == per_rank[2] != per_rank[3]
+    assert [f["kind"] for f in report["findings"]] == ["uneven_timing"]
+    f = report["findings"][0]
+    assert f["ranks"] == [0, 1, 2, 3] and f["severity"] == "info" and f["cost"]["saving_ns"] == 0
+    steps, own = evidence(f, "same_work")
+    assert steps["detail"] == "per_rank" and steps["values"]["steps"] == 8
+    assert own["detail"] == "own_work" and own["ranks"] == [3]
+    assert "each rank ran the same operators" in f["title"]
+    assert "balance the work" not in json.dumps(f)
