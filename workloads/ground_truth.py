@@ -25,6 +25,10 @@ scenario ("10%"). Kinds:
     cpu-hog             a Python thread in the rank that burns CPU (and holds the GIL) for a share
                         AMOUNT / step time of the wall clock, in 5 ms slices
 
+Two faults at once: KIND1+KIND2 with RANKS1+RANKS2 (each kind on its ranks, the same AMOUNT):
+`two:slow-forward+host-sleep:1+4:10%` makes rank 1's forward and rank 4's host slower together;
+the measured saving is that of fixing both.
+
 A "slow node" is a fault on every rank of one pretend host: give `rankscope analyze` a hosts
 file that puts those ranks on one host (tests/python/test_cluster.py and bench/accuracy do).
 
@@ -72,19 +76,39 @@ COMPUTE_KINDS = ("slow-forward", "slow-backward", "slow-optimizer", "slow-kernel
 FAULT = {"kind": "none", "seconds": 0.0, "buckets": 1, "calls": 0}
 
 
-def parse_scenario(text, world=None):
-    """NAME:KIND:RANKS:AMOUNT -> a scenario dict (RANKS: "1,2", "-" for none, "all")."""
-    name, kind, ranks, amount = text.split(":")
-    if kind not in KINDS:
-        raise SystemExit(f"unknown fault kind {kind!r}; one of {', '.join(KINDS)}")
+def parse_ranks(ranks, world):
+    """"1,2" -> [1, 2]; "-" -> []; "all" -> every rank."""
     if ranks == "all":
-        faulty = list(range(world))
-    else:
-        faulty = [] if ranks in ("-", "") else [int(r) for r in ranks.split(",")]
+        return list(range(world))
+    return [] if ranks in ("-", "") else [int(r) for r in ranks.split(",")]
+
+
+def parse_scenario(text, world=None):
+    """NAME:KIND:RANKS:AMOUNT -> a scenario dict (RANKS: "1,2", "-" for none, "all"); two faults
+    at once: KIND1+KIND2 and RANKS1+RANKS2 (a "faults" list, each kind with its ranks)."""
+    name, kind, ranks, amount = text.split(":")
+    kinds, groups = kind.split("+"), ranks.split("+")
+    for k in kinds:
+        if k not in KINDS:
+            raise SystemExit(f"unknown fault kind {k!r}; one of {', '.join(KINDS)}")
+    if len(kinds) != len(groups):
+        raise SystemExit(f"{text}: {len(kinds)} kinds but {len(groups)} groups of ranks (KIND1+KIND2:RANKS1+RANKS2)")
+    faults = [{"kind": k, "ranks": parse_ranks(g, world)} for k, g in zip(kinds, groups)]
     share = amount.endswith("%")
     value = float(amount[:-1]) if share else float(amount)
-    return {"name": name, "kind": kind, "ranks": faulty, "share": value / 100 if share else None,
-            "ms": None if share else value}
+    scenario = {"name": name, "kind": kind, "ranks": sorted({r for f in faults for r in f["ranks"]}),
+                "share": value / 100 if share else None, "ms": None if share else value}
+    if len(faults) > 1:
+        scenario["faults"] = faults
+    return scenario
+
+
+def kind_on(scenario, rank):
+    """The fault kind `rank` runs in `scenario` ("none" when it is not a faulty rank)."""
+    for fault in scenario.get("faults", [{"kind": scenario["kind"], "ranks": scenario["ranks"]}]):
+        if rank in fault["ranks"]:
+            return fault["kind"]
+    return "none"
 
 
 class SmallMlp(nn.Module):
@@ -333,12 +357,11 @@ class Job:
 
     def apply(self, scenario, base_ms):
         self.base_ms = base_ms  # the base of AMOUNT N%, and of the CPU hog's duty
-        mine = self.rank in scenario["ranks"]
+        kind = kind_on(scenario, self.rank)
         ms = scenario["ms"] if scenario["ms"] is not None else scenario["share"] * base_ms
         scenario["ms"] = round(ms, 3)
-        seconds = ms / 1e3 if mine else 0.0
-        kind = scenario["kind"]
-        FAULT.update(kind=kind if mine else "none", seconds=seconds, buckets=self.buckets)
+        seconds = ms / 1e3 if kind != "none" else 0.0
+        FAULT.update(kind=kind, seconds=seconds, buckets=self.buckets)
         self.dataset.delay_s = seconds / self.args.batch_size if kind == "slow-data" else 0.0
         self.hog.set(seconds * 1e3 / base_ms if kind == "cpu-hog" else 0.0)
 
@@ -379,7 +402,7 @@ class Job:
         """n steps with the scenario's fault and n without, in alternating blocks of `block`;
         the first step of each block (the fault switching on or off) is not counted."""
         with_fault, without = [], []
-        fault_free = dict(scenario, ranks=[], ms=0.0)
+        fault_free = dict(scenario, ranks=[], faults=[], ms=0.0)
         while len(with_fault) < n:
             for target, sc in ((with_fault, scenario), (without, fault_free)):
                 self.apply(sc, self.base_ms)

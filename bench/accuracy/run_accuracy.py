@@ -8,7 +8,9 @@ Three parts (--parts, default all):
   cpu        real DDP jobs (torchrun, gloo, CPU, --ranks ranks) recorded by
              workloads/ground_truth.py: every fault kind at every magnitude (--pcts, shares of the
              profiled fault-free step), --repeats times, a clean run between kinds; faulty ranks
-             rotate; the slow node is two ranks of one pretend host (a hosts file).
+             rotate; the slow node is two ranks of one pretend host (a hosts file); two-faults
+             is extra forward work on one rank and a host sleep on a rank of another host, at
+             once (its what-if: the report's saving for fixing every finding together).
   synthetic  semi-synthetic NCCL sets from one real GPU trace (tools/make_synthetic_ranks.py):
              one kernel slowed on one rank, the same kernel slowed by a factor over all its launch
              shapes, a slow node, a healthy set; the waiting is physically consistent (docs in
@@ -39,7 +41,7 @@ import scoring  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 KINDS = ["slow-data", "slow-forward", "slow-backward", "slow-optimizer", "slow-collective", "cpu-hog", "host-sleep",
-         "node"]
+         "node", "two-faults"]
 
 
 def rankscope_bin(arg):
@@ -87,7 +89,8 @@ def score_recorded(binary, directory, source, magnitude_of=None):
         return s["plain_step_ms"] * 1e6 if "plain_step_ms" in s else reports[order[j]]["cluster"]["step_ns"]
 
     for i, s in enumerate(truth["scenarios"]):
-        kind = "node" if len(s["ranks"]) > 1 and s["kind"] == "slow-forward" else s["kind"]
+        kind = "two-faults" if s.get("faults") else \
+            "node" if len(s["ranks"]) > 1 and s["kind"] == "slow-forward" else s["kind"]
         # The fault-free reference: the same job's interleaved fault-free steps when it measured
         # them (ground_truth.py --measure-steps), else the clean runs recorded just before and
         # after this one (older recordings).
@@ -123,6 +126,9 @@ def cpu_scenarios(kinds, pcts, repeats, world):
                 if kind == "node":
                     first = 2 * ((i % (world // 2)))
                     out.append(f"node{pct}-r{rep}:slow-forward:{first},{first + 1}:{pct}%")
+                elif kind == "two-faults":  # extra forward work on one rank, a host sleep on another host's
+                    r = 1 + i % (world - 1)
+                    out.append(f"two{pct}-r{rep}:slow-forward+host-sleep:{r}+{(r + 2) % world}:{pct}%")
                 else:
                     r = 1 + i % (world - 1)
                     out.append(f"{kind}{pct}-r{rep}:{kind}:{r}:{pct}%")

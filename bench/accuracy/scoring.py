@@ -13,7 +13,11 @@ What counts (docs/cluster.md, "Accuracy"):
     still took different times (equal work signatures, nothing about the job's code and no
     saving claimed): those are counted apart, as notes about the machine;
   * what-if: the top finding's cost (estimated saving per step) against the measured saving,
-    the faulty run's step time minus the fault-free run's (both as the reports measure them).
+    the faulty run's step time minus the fault-free run's (both as the reports measure them);
+  * two faults at once (truth "faults": each kind on its ranks): rank and function are right when
+    the first two findings about ranks name each fault's rank alone and its function; the what-if
+    is the report's saving for fixing every finding together (`cluster.what_if_findings`) against
+    the measured saving of fixing both.
 """
 
 import re
@@ -101,9 +105,39 @@ def function_matches(kind, fn, phase, patterns=None):
     return phase in PHASE_OK.get(kind, set())
 
 
+def score_two(report, truth, clean_step_ns=None, step_ns_measured=None):
+    """A scenario with several faults at once (truth["faults"]: [{"kind", "ranks"}], one rank each)."""
+    findings = [f for f in report.get("findings") or [] if f.get("kind") not in ENVIRONMENT]
+    cluster = report.get("cluster") or {}
+    step_ns = cluster.get("step_ns") or 0
+    faults = truth["faults"]
+    firsts = [finding_summary(f) for f in findings[:len(faults)]]
+    out = {"expected_ranks": sorted(truth["ranks"]), "findings": len(findings), "top": firsts[0] if firsts else None,
+           "named": firsts, "step_ns": step_ns}
+    by_ranks = {tuple(f["ranks"]): f for f in firsts}
+    named = [by_ranks.get(tuple(sorted(fault["ranks"]))) for fault in faults]
+    out["rank_ok"] = all(named) and len(by_ranks) == len(faults)
+    out["function_ok"] = out["rank_ok"] and all(function_matches(fault["kind"], f["function"], f["phase"])
+                                                for fault, f in zip(faults, named))
+    tables = []
+    for fault in faults:
+        rows = [r for r in cluster.get("functions") or [] if r.get("rank") in fault["ranks"] and
+                function_matches(fault["kind"], (r.get("kind", ""), r.get("name", ""), r.get("detail", "")), None)]
+        tables.append(bool(rows))
+    out["table_ok"] = all(tables)
+    if clean_step_ns and step_ns:
+        combined = cluster.get("what_if_findings") or {}
+        out["measured_saving_ns"] = (step_ns_measured or step_ns) - clean_step_ns
+        out["estimated_saving_ns"] = combined.get("saving_ns", 0) if out["rank_ok"] else 0
+        out["costed"] = bool(out["rank_ok"] and combined)
+    return out
+
+
 def score(report, truth, hosts=None, clean_step_ns=None, step_ns_measured=None):
-    """One scenario. `truth`: {"kind", "ranks", "ms"}; `hosts`: rank -> host (for slow nodes).
-    Returns a dict with expected/named and the verdicts."""
+    """One scenario. `truth`: {"kind", "ranks", "ms"} (and "faults" for several at once); `hosts`:
+    rank -> host (for slow nodes). Returns a dict with expected/named and the verdicts."""
+    if truth.get("faults"):
+        return score_two(report, truth, clean_step_ns, step_ns_measured)
     findings = report.get("findings") or []
     cluster = report.get("cluster") or {}
     step_ns = cluster.get("step_ns") or 0
