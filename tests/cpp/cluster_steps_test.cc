@@ -218,6 +218,53 @@ TEST(CostModel, AFunctionCalledInSomeStepsIsCostedInThoseSteps) {
   EXPECT_LT(findings[0].cost.saving_ns, 6 * kMs);
 }
 
+TEST(CostModel, FixingEveryFindingAtOnceSavesWhatNoneSavesAlone) {
+  // Ranks 1 and 3 each do 20 ms of extra work every step: fixing either leaves the other setting
+  // the pace (a saving within the peers' wobble), fixing both saves about the 20 ms.
+  StepSeries s = Series(4, 8);
+  for (uint32_t r : {1u, 3u}) {
+    for (size_t i = 0; i < 8; ++i) s.local_ns[r][i] += 20 * kMs;
+  }
+  std::vector<Finding> findings = {ExtraWork(11, 20 * kMs), ExtraWork(13, 20 * kMs)};
+  for (Finding& f : findings) {
+    f.cost.method = CostMethod::kWhatIfFaster;
+    f.cost.saving_ns = 1 * kMs;  // as CostExtraWork leaves it: each alone saves little
+  }
+  const std::vector<int64_t> ranks = {10, 11, 12, 13};
+  for (const Finding& f : findings) {
+    EXPECT_LT(WhatIfByStep(s, WithoutExcess(s, static_cast<uint32_t>(f.ranks.front() - 10), 20 * kMs), 140 * kMs)
+                  .saving_ns, 2 * kMs);
+  }
+  const CombinedWhatIf all = WhatIfAllFindings(s, ranks, 140 * kMs, findings);
+  EXPECT_EQ(all.findings, 2u);
+  EXPECT_EQ(all.ranks, (std::vector<int64_t>{11, 13}));
+  EXPECT_GT(all.what_if.saving_ns, 18 * kMs);
+  EXPECT_LE(all.what_if.saving_ns, 20 * kMs);
+  EXPECT_DOUBLE_EQ(all.what_if.estimated_step_ns, 140 * kMs - all.what_if.saving_ns);
+
+  // A slow rank like its peers and an extra_work finding no peer measurably waits for alone
+  // (uncosted, work added): fixed together they save the 20 ms.
+  Finding slow;
+  slow.kind = FindingKind::kSlowRank;
+  slow.ranks = {11};
+  slow.cost.method = CostMethod::kWhatIfLikeMedian;
+  slow.cost.saving_ns = 1 * kMs;
+  const Finding uncosted = ExtraWork(13, 20 * kMs);
+  const CombinedWhatIf with_uncosted = WhatIfAllFindings(s, ranks, 140 * kMs, {slow, uncosted});
+  EXPECT_EQ(with_uncosted.findings, 2u);
+  EXPECT_GT(with_uncosted.what_if.saving_ns, 18 * kMs);
+  // Neither a cost nor added work (a slow rank the rules left uncosted): not counted.
+  Finding uncosted_slow = slow;
+  uncosted_slow.cost.saving_ns = 0;
+  EXPECT_EQ(WhatIfAllFindings(s, ranks, 140 * kMs, {uncosted_slow, uncosted}).findings, 1u);
+  // Two findings about the same rank: their excesses add (down to the unnamed ranks' median).
+  const CombinedWhatIf same = WhatIfAllFindings(s, ranks, 140 * kMs, {findings[1], findings[1]});
+  EXPECT_EQ(same.findings, 2u);
+  EXPECT_LE(same.what_if.saving_ns, 1 * kMs);  // rank 11 still sets the pace
+  // No steps: nothing.
+  EXPECT_EQ(WhatIfAllFindings(StepSeries{}, ranks, 140 * kMs, findings).findings, 0u);
+}
+
 TEST(SlowHosts, TwoRanksOfAHostSlowTogetherAreANodeEvenWhenTheyAreHalfTheJob) {
   StepSeries s = Series(4, 8);
   for (uint32_t r : {2u, 3u}) {

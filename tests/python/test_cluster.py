@@ -364,3 +364,26 @@ def test_constant_work_per_rank_is_uneven_timing_not_input(run_rankscope):
     assert own["detail"] == "own_work" and own["ranks"] == [3]
     assert "each rank ran the same operators" in f["title"]
     assert "balance the work" not in json.dumps(f)
+
+
+def test_two_faults_are_costed_together(run_rankscope):
+    """Two faults on two ranks (tests/data/cluster/two_faults/README.md): each finding is costed
+    with the other fault in place and shows little; fixing both is the report's
+    cluster.what_if_findings, against the saving the job measured."""
+    recorded = REPO / "tests" / "data" / "cluster" / "two_faults"
+    (truth,) = json.loads((recorded / "truth.json").read_text())["scenarios"]
+    measured_ns = (truth["plain_step_ms"] - truth["plain_fault_free_ms"]) * 1e6
+    report = analyze(run_rankscope, recorded / "two10")
+    about_ranks = [f for f in report["findings"] if f["kind"] in ("slow_rank", "extra_work", "slow_function")]
+    assert sorted(f["ranks"] for f in about_ranks[:2]) == [[1], [3]]
+    alone = [f["cost"]["saving_ns"] for f in about_ranks[:2]]
+    both = report["cluster"]["what_if_findings"]
+    assert both["findings"] == 2 and both["ranks"] == [1, 3]
+    assert both["saving_ns"] > 2 * max(alone)
+    assert both["estimated_step_ns"] == both["step_ns"] - both["saving_ns"]
+    assert abs(both["saving_ns"] - measured_ns) <= 0.3 * measured_ns
+    text = run_rankscope("analyze", recorded / "two10").stdout
+    assert "What-if: fixing the 2 findings about ranks 1, 3 together" in " ".join(text.split())
+    # One fault: nothing to combine.
+    one = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "same_work_clean")
+    assert one["cluster"]["what_if_findings"] is None

@@ -23,6 +23,7 @@
 #include "rankscope/cluster/rank_metrics.h"
 #include "rankscope/cluster/slow_ranks.h"
 #include "rankscope/cluster/step_replay.h"
+#include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/what_if.h"
 #include "rankscope/base/status.h"
 
@@ -44,6 +45,7 @@ struct ClusterDiagnosis {
   UtilizationSummary utilization;
   std::vector<RankCpuWait> cpu_wait;  // per rank index, where the traces record it (cpu_contention.h)
   WhatIf total;                 // every slow rank and node like the median rank
+  CombinedWhatIf all_findings;  // every finding about ranks fixed at once (cost_model.h)
   JobLayout layout;             // process groups, stages (cluster/layout.h)
   ParallelAnalysis parallel;    // stage and peer comparison (cluster/parallel_findings.h)
   StepReplay replay;            // the steps replayed: fidelity and what-ifs (cluster/step_replay.h)

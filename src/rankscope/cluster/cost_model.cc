@@ -64,7 +64,79 @@ StepTable ReductionOf(const StepSeries& series, const Finding& f, uint32_t rank)
   return WithoutExcess(series, rank, f.cost.added_ns);
 }
 
+// What finding `f` takes off each [rank][step] of the local times (0 where it says nothing), or
+// empty when it is not a finding about ranks that the step model can redo: slow ranks and nodes
+// with a cost, functions with a cost or with work added (an extra_work finding that no peer
+// measurably waits for alone can be what sets the pace once another fault is fixed).
+StepTable ReductionsOf(const StepSeries& series, const std::vector<int64_t>& rank_numbers, const Finding& f) {
+  const bool group = f.kind == FindingKind::kSlowRank || f.kind == FindingKind::kSlowNode;
+  const bool function = f.kind == FindingKind::kSlowFunction || f.kind == FindingKind::kExtraWork;
+  if (f.cost.method == CostMethod::kWhatIfReplay) return {};
+  if (!(group && f.cost.saving_ns > 0) && !(function && (f.cost.saving_ns > 0 || f.cost.added_ns > 0))) return {};
+  std::vector<bool> members(series.ranks(), false);
+  for (int64_t r : f.ranks) {
+    const int i = RankIndex(rank_numbers, r);
+    if (i < 0) return {};
+    members[static_cast<size_t>(i)] = true;
+  }
+  StepTable after;
+  if (group) {
+    after = LikePeers(series, members);
+  } else if (f.ranks.size() == 1) {
+    after = ReductionOf(series, f, static_cast<uint32_t>(RankIndex(rank_numbers, f.ranks.front())));
+  } else {  // a function slower on several ranks: each loses its own excess
+    std::vector<double> excess(series.ranks(), 0);
+    for (const Evidence& e : f.evidence) {
+      if (e.kind != EvidenceKind::kFunction || e.subject != f.subject || e.rank < 0) continue;
+      const int i = RankIndex(rank_numbers, e.rank);
+      if (i >= 0) excess[static_cast<size_t>(i)] = e.Get("excess_ns");
+    }
+    after = WithoutGroupExcess(series, members, excess);
+  }
+  if (after.empty()) return {};
+  for (size_t r = 0; r < series.ranks(); ++r) {
+    for (size_t s = 0; s < series.steps(); ++s) after[r][s] = series.local_ns[r][s] - after[r][s];
+  }
+  return after;
+}
+
 }  // namespace
+
+CombinedWhatIf WhatIfAllFindings(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
+                                 const std::vector<Finding>& findings) {
+  CombinedWhatIf out;
+  if (series.steps() == 0 || series.ranks() < 2 || series.ranks() != rank_numbers.size()) return out;
+  StepTable reduction(series.ranks(), std::vector<double>(series.steps(), 0));
+  std::vector<bool> named(series.ranks(), false);
+  for (const Finding& f : findings) {
+    const StepTable r = ReductionsOf(series, rank_numbers, f);
+    if (r.empty()) continue;
+    ++out.findings;
+    for (int64_t rank : f.ranks) named[static_cast<size_t>(RankIndex(rank_numbers, rank))] = true;
+    for (size_t i = 0; i < series.ranks(); ++i) {
+      for (size_t s = 0; s < series.steps(); ++s) reduction[i][s] += r[i][s];
+    }
+  }
+  if (out.findings == 0) return out;
+  const bool all_named = std::all_of(named.begin(), named.end(), [](bool b) { return b; });
+  StepTable after = series.local_ns;
+  for (size_t s = 0; s < series.steps(); ++s) {
+    // No fixed rank becomes faster than the ranks no finding names (all ranks when none is left).
+    const double floor = PeersOf(StepColumn(series.local_ns, s),
+                                 all_named ? std::vector<bool>(series.ranks(), false) : named).median;
+    for (size_t i = 0; i < series.ranks(); ++i) {
+      if (reduction[i][s] <= 0) continue;
+      const double local = after[i][s];
+      after[i][s] = std::max(std::min(local, floor), local - reduction[i][s]);
+    }
+  }
+  out.what_if = WhatIfByStep(series, after, step_ns);
+  for (size_t i = 0; i < series.ranks(); ++i) {
+    if (named[i]) out.ranks.push_back(rank_numbers[i]);
+  }
+  std::sort(out.ranks.begin(), out.ranks.end());
+  return out;
+}
 
 WhatIf WhatIfByStep(const StepSeries& series, const StepTable& after, double step_ns) {
   WhatIf w;

@@ -62,6 +62,22 @@ void CostSlowGroupsByStep(const StepSeries& series, const std::vector<int64_t>& 
 // rank and node of the job at once: the diagnosis's total).
 WhatIf WhatIfGroupLikePeers(const StepSeries& series, const std::vector<bool>& group, double step_ns);
 
+// Every finding about ranks fixed at once. Each finding is costed alone, with the other faults
+// still there: with two stragglers, fixing either leaves the other setting the pace, and each
+// finding shows a small saving (or none: "no peer measurably waits for it") while fixing both
+// saves the most. Step by step, every costed slow_rank and slow_node finding's ranks get their
+// peers' median, every slow_function and extra_work finding's ranks (costed or with work added)
+// lose the excess the finding names (in the steps it names, as its own cost does); a rank no
+// faster than the median of the ranks no finding names. Pipelined jobs (replayed costs) and
+// findings about no rank are left out; `findings` < 2 says nothing to add.
+struct CombinedWhatIf {
+  WhatIf what_if;
+  size_t findings = 0;         // findings fixed together
+  std::vector<int64_t> ranks;  // their ranks, ascending
+};
+CombinedWhatIf WhatIfAllFindings(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
+                                 const std::vector<Finding>& findings);
+
 // Costs the uncosted extra_work findings whose per-step saving is at least `min_excess_ns`,
 // except on a rank that matched collectives show on time at every one (nobody waits for it).
 // `rank_numbers`: per rank index, its rank. Findings are left unranked.

@@ -32,6 +32,7 @@ class ClusterJson {
             {"functions", Functions(d_.functions)},
             {"gpu_utilization", Utilization()},
             {"what_if", WhatIfJson(d_.total, SlowRanks())},
+            {"what_if_findings", AllFindings()},
             {"layout", LayoutJson(d_.layout, d_.parallel)},
             {"replay", ReplayJson(d_.replay)}};
   }
@@ -197,6 +198,15 @@ class ClusterJson {
   json WhatIfJson(const WhatIf& w, const std::vector<uint32_t>& ranks) const {
     return {{"ranks", RankNumbers(ranks)}, {"step_ns", Ns(w.step_ns)}, {"estimated_step_ns", Ns(w.estimated_step_ns)},
             {"saving_ns", Ns(w.saving_ns)}};
+  }
+
+  // Every finding about ranks fixed at once; null below two such findings.
+  json AllFindings() const {
+    const CombinedWhatIf& a = d_.all_findings;
+    if (a.findings < 2) return nullptr;
+    const WhatIf& w = a.what_if;
+    return {{"findings", a.findings}, {"ranks", a.ranks}, {"step_ns", Ns(w.step_ns)},
+            {"estimated_step_ns", Ns(w.estimated_step_ns)}, {"saving_ns", Ns(w.saving_ns)}};
   }
 
   const ClusterDiagnosis& d_;

@@ -105,6 +105,11 @@ class Writer {
       context.total_step_ns = d_.total.step_ns;
       context.total_estimated_step_ns = d_.total.estimated_step_ns;
     }
+    context.all_findings = d_.all_findings.findings;
+    context.all_ranks = d_.all_findings.ranks;
+    context.all_saving_ns = d_.all_findings.what_if.saving_ns;
+    context.all_step_ns = d_.all_findings.what_if.step_ns;
+    context.all_estimated_step_ns = d_.all_findings.what_if.estimated_step_ns;
     out_ += RenderFindingsSection(findings_, context, o_);
   }
 

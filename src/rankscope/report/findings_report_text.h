@@ -16,6 +16,10 @@ struct FindingsSectionContext {
   std::string none;
   // The cluster's what-if over every slow rank and node: printed under the findings when > 0.
   double total_saving_ns = 0, total_step_ns = 0, total_estimated_step_ns = 0;
+  // Every finding about ranks fixed at once (cluster/cost_model.h): printed from 2 findings.
+  size_t all_findings = 0;
+  std::vector<int64_t> all_ranks;
+  double all_saving_ns = 0, all_step_ns = 0, all_estimated_step_ns = 0;
 };
 
 std::string RenderFindingsSection(const std::vector<Finding>& findings, const FindingsSectionContext& context,
