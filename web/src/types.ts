@@ -79,6 +79,8 @@ export interface Cluster {
   functions: FunctionOutlierRow[];
   gpu_utilization: { abnormal: { rank: number; value: number; low: boolean }[] } | null;
   what_if: { ranks: number[]; step_ns: number; estimated_step_ns: number; saving_ns: number };
+  // Every finding about ranks fixed at once; null below two such findings.
+  what_if_findings?: { findings: number; ranks: number[]; step_ns: number; estimated_step_ns: number; saving_ns: number } | null;
 }
 
 // Evidence and next steps are sentences in report/1; objects with a text in later versions.

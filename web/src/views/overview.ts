@@ -123,15 +123,26 @@ function summary(o: Overview): HTMLElement {
   );
 }
 
+function saved(w: { step_ns: number; estimated_step_ns: number; saving_ns: number }): string {
+  return `${fmtNs(w.step_ns)} → ${fmtNs(w.estimated_step_ns)} per step, ${fmtNs(w.saving_ns)} (${fmtPct(w.step_ns > 0 ? w.saving_ns / w.step_ns : null)}) saved.`;
+}
+
 function whatIf(o: Overview, ctx: ViewContext): HTMLElement | null {
   const w = o.cluster?.what_if;
   if (!w) return null;
-  if (!w.ranks.length) return h('p', { class: 'what-if' }, 'No rank is slow: every rank is within the robust range of its peers.');
+  const slow = w.ranks.length
+    ? h('p', { class: 'what-if' }, h('strong', {}, 'What if '), rankLinks(w.ranks, ctx), h('strong', {}, ' ran like the median rank: '), saved(w))
+    : h('p', { class: 'what-if' }, 'No rank is slow: every rank is within the robust range of its peers.');
+  // Each finding's cost leaves the others in place; what fixing them together saves.
+  const all = o.cluster?.what_if_findings;
+  if (!all) return slow;
   return h(
-    'p',
-    { class: 'what-if' },
-    h('strong', {}, 'What if '), rankLinks(w.ranks, ctx), h('strong', {}, ' ran like the median rank: '),
-    `${fmtNs(w.step_ns)} → ${fmtNs(w.estimated_step_ns)} per step, ${fmtNs(w.saving_ns)} (${fmtPct(w.step_ns > 0 ? w.saving_ns / w.step_ns : null)}) saved.`,
+    'div',
+    {},
+    slow,
+    h('p', { class: 'what-if what-if-findings' },
+      h('strong', {}, `What if the ${all.findings} findings about `), rankLinks(all.ranks, ctx),
+      h('strong', {}, ' were fixed together: '), saved(all)),
   );
 }
 
