@@ -129,6 +129,15 @@ TEST(UnevenTiming, CompareStepWorkNeedsTheWorkNotToChangeBetweenRanksFromStepToS
   EXPECT_FALSE(CompareStepWork({Rank(0, 0), Rank(1, 0)}, {0, 1}).same);  // no shapes
   EXPECT_FALSE(CompareStepWork({Rank(0, 77), Rank(1, 0)}, {0, 1}).same);
   EXPECT_FALSE(CompareStepWork(same, {0}).same);  // nothing to compare with
+  // Only the steps an imbalance was judged on: rank 1's odd step 5 (a straggler's checkpoint,
+  // say, which its own finding explains) left out, the work is the same.
+  const std::vector<int64_t> judged = {0, 1, 2, 3, 4, 6, 7};
+  const SameWork without_5 = CompareStepWork({Rank(0, 77), Rank(1, 77, 5)}, {0, 1}, &judged);
+  EXPECT_TRUE(without_5.same);
+  EXPECT_TRUE(without_5.across_ranks);
+  EXPECT_EQ(without_5.steps, 7u);
+  const std::vector<int64_t> two = {0, 1};  // fewer than kMinSameWorkSteps
+  EXPECT_FALSE(CompareStepWork(same, {0, 1}, &two).same);
 }
 
 TEST(UnevenTiming, DiagnoseClusterTellsTheMachinesImbalanceFromTheInputs) {

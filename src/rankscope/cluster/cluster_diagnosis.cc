@@ -91,7 +91,8 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   d.cpu_wait = MeasureCpuWait(ranks, d.metrics);
   bool reattributed = AttributeImbalanceToContention(d.cpu_wait, d.rank_numbers, &d.findings);
   // ... or, where no such record says so, that the ranks ran the same work (uneven_timing.h).
-  reattributed = AttributeImbalanceToTiming(ranks, d.rank_numbers, &d.findings) || reattributed;
+  reattributed = AttributeImbalanceToTiming(ranks, d.rank_numbers, d.parallel.imbalance_steps, &d.findings) ||
+                 reattributed;
   if (reattributed) RankFindings(&d.findings);
   // ... and a rank's extra CPU time there delays its peers too, which the costs leave out.
   NoteContendedCpu(d.cpu_wait, d.hosts, d.rank_numbers, d.min_excess_ns, &d.findings);

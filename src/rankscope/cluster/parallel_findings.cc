@@ -87,7 +87,7 @@ class ParallelRules {
     for (size_t s = 0; s < by_stage_.size(); ++s) {
       for (Finding& f : SlowWorkers(static_cast<int64_t>(s))) a.findings.push_back(std::move(f));
     }
-    for (Finding& f : PerStepImbalances()) a.findings.push_back(std::move(f));
+    for (Finding& f : PerStepImbalances(&a.imbalance_steps)) a.findings.push_back(std::move(f));
     (void)slow_stages;
     return a;
   }
@@ -272,7 +272,7 @@ class ParallelRules {
 
   // One finding per stage whose data-parallel ranks are imbalanced step to step (a pipeline column
   // carries the same micro-batches through every stage, so an input imbalance shows in each).
-  std::vector<Finding> PerStepImbalances() const {
+  std::vector<Finding> PerStepImbalances(std::map<int64_t, std::vector<int64_t>>* judged_steps) const {
     std::vector<Finding> out;
     const std::set<int64_t> stragglers(in_.stragglers.begin(), in_.stragglers.end());
     for (size_t s = 0; s < by_stage_.size(); ++s) {
@@ -290,11 +290,13 @@ class ParallelRules {
       e.kind = EvidenceKind::kStepImbalance;
       e.subject = std::to_string(s);
       size_t compared = 0;
+      std::vector<int64_t> judged;
       for (size_t k = 0; k < t.steps.size(); ++k) {
         const std::vector<double>& row = t.local[k];
         const size_t worst = static_cast<size_t>(std::max_element(row.begin(), row.end()) - row.begin());
         if (stragglers.count(Number(members[worst]))) continue;  // the straggler's step, not the input's
         ++compared;
+        judged.push_back(t.steps[k]);
         const double med = Median(row);
         const double ratio = med > 0 ? row[worst] / med : 0;
         excess_sum += row[worst] - med;
@@ -335,6 +337,7 @@ class ParallelRules {
       f.evidence.push_back(WhatIf(f.cost));
       f.next = {NextStepKind::kInputPipeline, "", ""};
       out.push_back(std::move(f));
+      (*judged_steps)[static_cast<int64_t>(s)] = std::move(judged);
     }
     return out;
   }

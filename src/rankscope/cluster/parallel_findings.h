@@ -21,6 +21,7 @@
 // Per-step imbalance saves the mean over steps of (slowest - median) local time.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct ParallelAnalysis {
   std::vector<StageStats> stages;  // by stage (one entry without a pipeline)
   double microbatches = 0;         // estimated from the first stage's point-to-point transfers (0: unknown)
   std::vector<Finding> findings;
+  // Per stage with a per_step_imbalance finding: the step numbers it was judged on (the steps
+  // whose slowest rank no costed finding names); uneven_timing.h compares the ranks' work there.
+  std::map<int64_t, std::vector<int64_t>> imbalance_steps;
 };
 
 struct ParallelInputs {

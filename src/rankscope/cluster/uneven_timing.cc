@@ -1,6 +1,7 @@
 #include "rankscope/cluster/uneven_timing.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -14,10 +15,12 @@ Work WorkOf(const StepSummary& s) { return {s.work_signature, s.shaped_ops}; }
 
 // The steps every member has, in step order: [member][k].
 std::vector<std::vector<const StepSummary*>> SharedSteps(const std::vector<RankSummary>& ranks,
-                                                         const std::vector<uint32_t>& members) {
+                                                         const std::vector<uint32_t>& members,
+                                                         const std::vector<int64_t>* only) {
   std::map<int64_t, std::vector<const StepSummary*>> by_number;
   for (size_t m = 0; m < members.size(); ++m) {
     for (const StepSummary& s : ranks[members[m]].steps) {
+      if (only && std::find(only->begin(), only->end(), s.number) == only->end()) continue;
       std::vector<const StepSummary*>& seen = by_number[s.number];
       if (seen.size() == m) seen.push_back(&s);  // once per member
     }
@@ -68,10 +71,11 @@ Finding AsUnevenTiming(const Finding& f, const SameWork& work, const std::vector
 
 }  // namespace
 
-SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members) {
+SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members,
+                         const std::vector<int64_t>* only_steps) {
   SameWork out;
   if (members.size() < 2) return out;
-  const std::vector<std::vector<const StepSummary*>> table = SharedSteps(ranks, members);
+  const std::vector<std::vector<const StepSummary*>> table = SharedSteps(ranks, members, only_steps);
   const size_t steps = table.front().size();
   if (steps < kMinSameWorkSteps) return out;
   bool across = true;  // in each step, every member's work is the first member's
@@ -97,6 +101,7 @@ SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vecto
 }
 
 bool AttributeImbalanceToTiming(const std::vector<RankSummary>& ranks, const std::vector<int64_t>& rank_numbers,
+                                const std::map<int64_t, std::vector<int64_t>>& judged_steps,
                                 std::vector<Finding>* findings) {
   std::unordered_map<int64_t, uint32_t> index_of;
   for (uint32_t i = 0; i < rank_numbers.size() && i < ranks.size(); ++i) index_of[rank_numbers[i]] = i;
@@ -110,7 +115,10 @@ bool AttributeImbalanceToTiming(const std::vector<RankSummary>& ranks, const std
       members.push_back(it->second);
     }
     if (members.size() != f.ranks.size()) continue;
-    const SameWork work = CompareStepWork(ranks, members);
+    int64_t stage = -1;  // the finding's subject: its stage number
+    std::from_chars(f.subject.data(), f.subject.data() + f.subject.size(), stage);
+    const auto judged = judged_steps.find(stage);
+    const SameWork work = CompareStepWork(ranks, members, judged != judged_steps.end() ? &judged->second : nullptr);
     if (!work.same) continue;
     f = AsUnevenTiming(f, work, rank_numbers);
     changed = true;

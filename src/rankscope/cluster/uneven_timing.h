@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "rankscope/analysis/rank_summary.h"
@@ -46,12 +47,17 @@ struct SameWork {
   std::vector<uint32_t> own_work;   // !across_ranks: the members whose (constant) work differs
                                     // from the one most members share (all when none is shared by most)
 };
-SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members);
+// `only_steps`: only these step numbers (those the imbalance was judged on); null: every step.
+SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members,
+                         const std::vector<int64_t>* only_steps = nullptr);
 
 // Turns the per_step_imbalance findings whose ranks did the same work into uneven_timing
-// findings. `rank_numbers[i]` is ranks[i]'s rank number. Returns whether any changed (the
-// findings then need ranking again).
+// findings, comparing the work in the steps each was judged on (`judged_steps`, by stage: a step
+// whose slowest rank a costed finding names is that finding's — a rank's checkpoint every third
+// step — and left out of both). `rank_numbers[i]` is ranks[i]'s rank number. Returns whether any
+// changed (the findings then need ranking again).
 bool AttributeImbalanceToTiming(const std::vector<RankSummary>& ranks, const std::vector<int64_t>& rank_numbers,
+                                const std::map<int64_t, std::vector<int64_t>>& judged_steps,
                                 std::vector<Finding>* findings);
 
 }  // namespace rankscope
