@@ -10,6 +10,9 @@ Faults can be injected on one rank to create ground truth for the diagnosis:
     --fault slow-data:RANK:MS        the rank's DataLoader sleeps MS per batch
     --fault slow-forward:RANK:MS     the rank does MS of extra compute in forward
     --fault slow-collective:RANK:MS  the rank sleeps MS before its gradient all-reduce
+    --fault checkpoint:RANK:EVERY    every EVERY steps, after the optimizer step, the rank saves a
+                                     sharded checkpoint: 8 torch.save calls of 4 MB each (into a
+                                     temporary directory, removed at the end)
     --fault hang:RANK:0              the rank stops stepping (sleeps forever in Python) while the
                                      others block inside their next gradient all-reduce
     --fault-from-step N              the fault starts at step N (default 0: from the start)
@@ -27,6 +30,8 @@ Capture from a live job (docs/capture.md):
 
 import argparse
 import os
+import shutil
+import tempfile
 import time
 
 import torch
@@ -168,6 +173,9 @@ def main():
     if args.collector == "tracker":
         from rankscope import Tracker
         tracker = Tracker()
+    checkpoint_dir = tempfile.mkdtemp(prefix="ddp_train_ckpt") if mine and kind == "checkpoint" else None
+    checkpoint_every = max(1, round(fault_s * 1000))  # parse_fault reads the third field as ms
+    step_times = []
     step = 0
     while step < args.steps:
         for x, y in loader:
@@ -178,12 +186,20 @@ def main():
                 print(f"rank {rank}: hanging at step {step}", flush=True)
                 while True:
                     time.sleep(1)
+            started = time.perf_counter()
             opt.zero_grad()
             loss = loss_fn(ddp(x), y)
             loss.backward()
             opt.step()
+            if checkpoint_dir and fault_active() and step % checkpoint_every == 0:
+                # A sharded checkpoint written inline, as training loops do: one torch.save per
+                # shard (the model's state and a 1 M-float slice of optimizer-like state in each).
+                for shard in range(8):
+                    torch.save({"model": model.state_dict() if shard == 0 else {}, "state": torch.randn(1 << 20)},
+                               os.path.join(checkpoint_dir, f"shard{shard}.pt"))
             if args.step_sleep_ms:
                 time.sleep(args.step_sleep_ms / 1000.0)
+            step_times.append(time.perf_counter() - started)
             step += 1
             if profiler:
                 profiler.step()
@@ -194,10 +210,14 @@ def main():
         tracker.close()
     if profiler:
         profiler.stop()
+    if checkpoint_dir:
+        shutil.rmtree(checkpoint_dir, ignore_errors=True)
     dist.barrier()
     dist.destroy_process_group()
     if rank == 0:
-        print(f"trained {step} steps on {world} ranks" + (f"; traces in {args.profile_dir}" if profiler else ""))
+        steady = step_times[2:] or step_times
+        print(f"trained {step} steps on {world} ranks, rank 0's mean step {1000 * sum(steady) / max(1, len(steady)):.2f} ms "
+              "(without the first two)" + (f"; traces in {args.profile_dir}" if profiler else ""))
 
 
 if __name__ == "__main__":
