@@ -97,7 +97,9 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   // ... and a rank's extra CPU time there delays its peers too, which the costs leave out.
   NoteContendedCpu(d.cpu_wait, d.hosts, d.rank_numbers, d.min_excess_ns, &d.findings);
   // Each finding is costed with the others still there; what fixing them all saves (cost_model.h).
-  if (!d.layout.has_pipeline()) d.all_findings = WhatIfAllFindings(series, d.rank_numbers, JobStepNs(d.metrics), d.findings);
+  if (!d.layout.has_pipeline()) {
+    d.all_findings = WhatIfAllFindings(series, d.rank_numbers, JobStepNs(d.metrics), d.findings);
+  }
   return d;
 }
 

@@ -50,7 +50,9 @@ const Evidence* LeadFunction(const Finding& f) {
 size_t StepsHoldingExcess(const StepSeries& series, uint32_t rank, double excess_ns) {
   const size_t steps = series.steps();
   std::vector<double> excess;
-  for (size_t s = 0; s < steps; ++s) excess.push_back(std::max(0.0, series.local_ns[rank][s] - PeerMedian(series, rank, s)));
+  for (size_t s = 0; s < steps; ++s) {
+    excess.push_back(std::max(0.0, series.local_ns[rank][s] - PeerMedian(series, rank, s)));
+  }
   std::sort(excess.rbegin(), excess.rend());
   const double total = excess_ns * static_cast<double>(steps);
   double held = 0;
