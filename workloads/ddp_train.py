@@ -39,6 +39,8 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
 
+from profiling import rank_profiler
+
 
 # Faults can start at a given step: every injection point asks this.
 STATE = {"step": 0, "fault_from": 0}
@@ -159,15 +161,8 @@ def main():
 
     profiler = None
     if args.profile_dir:
-        os.makedirs(args.profile_dir, exist_ok=True)
-        out = os.path.join(args.profile_dir, f"rank{rank}.pt.trace.json.gz")
-        profiler = torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU],
-            # One cycle: a job longer than wait + warmup + active would start a second cycle, and
-            # stop() would export its first steps over the trace of the first.
-            schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active, repeat=1),
-            on_trace_ready=lambda prof: prof.export_chrome_trace(out),
-            with_stack=args.with_stack, profile_memory=args.profile_memory, record_shapes=True)
+        profiler = rank_profiler(args.profile_dir, rank, args.profile_wait, args.profile_active,
+                                 with_stack=args.with_stack, profile_memory=args.profile_memory)
         profiler.start()
     tracker = None
     if args.collector == "tracker":

@@ -16,13 +16,14 @@ A fault for probes (one rank): --fault forward:RANK:MS does MS of extra matmuls 
 """
 
 import argparse
-import os
 import time
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed.fsdp import fully_shard
+
+from profiling import rank_profiler
 
 
 class Block(nn.Module):
@@ -87,13 +88,8 @@ def main():
 
     profiler = None
     if args.profile_dir:
-        os.makedirs(args.profile_dir, exist_ok=True)
-        out = os.path.join(args.profile_dir, f"rank{rank}.pt.trace.json.gz")
-        profiler = torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU],
-            schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active),
-            on_trace_ready=lambda prof: prof.export_chrome_trace(out),
-            with_stack=args.with_stack, record_shapes=True)
+        profiler = rank_profiler(args.profile_dir, rank, args.profile_wait, args.profile_active,
+                                 with_stack=args.with_stack)
         profiler.start()
     times = []
     for _ in range(args.steps):

@@ -43,6 +43,8 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+from profiling import rank_profiler
+
 WIDTH = 256
 STATE = {"rows": None,   # rows of the padded micro-batch this step really computes (imbalance)
          "fault": True,  # whether the slow-stage / slow-worker fault is on (measured steps toggle it)
@@ -208,17 +210,9 @@ def main():
 
     profiler = None
     if args.profile_dir:
-        os.makedirs(args.profile_dir, exist_ok=True)
-        out = os.path.join(args.profile_dir, f"rank{rank}.pt.trace.json.gz")
-        profiler = torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU],
-            # record_shapes: c10d's send/recv ops then carry their peer (Concrete Inputs), which
-            # pairs the transfers of a pipeline group of more than two stages.
-            record_shapes=True,
-            # One cycle (see ddp_train.py): a second one would be exported over the first at stop().
-            schedule=torch.profiler.schedule(wait=args.profile_wait, warmup=1, active=args.profile_active,
-                                             repeat=1),
-            on_trace_ready=lambda prof: prof.export_chrome_trace(out))
+        # record_shapes (always on): c10d's send/recv ops then carry their peer (Concrete Inputs),
+        # which pairs the transfers of a pipeline group of more than two stages.
+        profiler = rank_profiler(args.profile_dir, rank, args.profile_wait, args.profile_active)
         profiler.start()
     measured = {True: [], False: []}
     for step in range(args.steps + 2 * args.measure_steps):

@@ -105,6 +105,22 @@ def function_matches(kind, fn, phase, patterns=None):
     return phase in PHASE_OK.get(kind, set())
 
 
+def in_tables(cluster, ranks, kind, patterns=None):
+    """Whether the anomaly tables (cluster.functions, cluster.phases) name the injected function of
+    `kind` on one of `ranks`: a miss of the findings is then the findings layer's, not the evidence's."""
+    ranks_by_index = [r.get("rank") for r in cluster.get("ranks") or []]
+
+    def rank_of(row):
+        i = row.get("rank")
+        return ranks_by_index[i] if isinstance(i, int) and i < len(ranks_by_index) and \
+            "rank_index" in row else i
+    table = [f for f in cluster.get("functions") or [] if rank_of(f) in ranks and
+             function_matches(kind, (f.get("kind", ""), f.get("name", ""), f.get("detail", "")), None, patterns)]
+    phases = [p for p in cluster.get("phases") or [] if rank_of(p) in ranks and
+              p.get("phase") in PHASE_OK.get(kind, set())]
+    return bool(table or phases)
+
+
 def score_two(report, truth, clean_step_ns=None, step_ns_measured=None):
     """A scenario with several faults at once (truth["faults"]: [{"kind", "ranks"}], one rank each)."""
     findings = [f for f in report.get("findings") or [] if f.get("kind") not in ENVIRONMENT]
@@ -119,12 +135,7 @@ def score_two(report, truth, clean_step_ns=None, step_ns_measured=None):
     out["rank_ok"] = all(named) and len(by_ranks) == len(faults)
     out["function_ok"] = out["rank_ok"] and all(function_matches(fault["kind"], f["function"], f["phase"])
                                                 for fault, f in zip(faults, named))
-    tables = []
-    for fault in faults:
-        rows = [r for r in cluster.get("functions") or [] if r.get("rank") in fault["ranks"] and
-                function_matches(fault["kind"], (r.get("kind", ""), r.get("name", ""), r.get("detail", "")), None)]
-        tables.append(bool(rows))
-    out["table_ok"] = all(tables)
+    out["table_ok"] = all(in_tables(cluster, set(fault["ranks"]), fault["kind"]) for fault in faults)
     if clean_step_ns and step_ns:
         combined = cluster.get("what_if_findings") or {}
         out["measured_saving_ns"] = (step_ns_measured or step_ns) - clean_step_ns
@@ -158,20 +169,7 @@ def score(report, truth, hosts=None, clean_step_ns=None, step_ns_measured=None):
     patterns = truth.get("patterns")
     out["function_ok"] = bool(top) and rank_ok and bool(function_matches(truth["kind"], top["function"], top["phase"],
                                                                          patterns))
-    # The anomaly tables (cluster.functions, cluster.phases) name the injected function on a
-    # faulty rank: a miss above is then the findings layer's, not the evidence's.
-    ranks_by_index = [r.get("rank") for r in cluster.get("ranks") or []]
-
-    def rank_of(row):
-        i = row.get("rank")
-        return ranks_by_index[i] if isinstance(i, int) and i < len(ranks_by_index) and \
-            "rank_index" in row else i
-    table = [f for f in cluster.get("functions") or [] if rank_of(f) in expected and
-             function_matches(truth["kind"], (f.get("kind", ""), f.get("name", ""), f.get("detail", "")), None,
-                              patterns)]
-    phases = [p for p in cluster.get("phases") or [] if rank_of(p) in expected and
-              p.get("phase") in PHASE_OK.get(truth["kind"], set())]
-    out["table_ok"] = bool(table or phases)
+    out["table_ok"] = in_tables(cluster, expected, truth["kind"], patterns)
     if clean_step_ns and step_ns:
         out["measured_saving_ns"] = (step_ns_measured or step_ns) - clean_step_ns
         out["estimated_saving_ns"] = top["cost_ns"] if top and rank_ok else 0

@@ -185,6 +185,19 @@ TEST(CostModel, ExtraWorkIsCostedWhenItsPeersWaitAndStaysUncostedOtherwise) {
   EXPECT_EQ(findings[1].FindEvidence(EvidenceKind::kWhatIf)->detail, "per_step");
 }
 
+// Rank 3 (rank number 13) of `s` 18 ms slower in `steps`.
+StepSeries WithStall(StepSeries s, const std::vector<size_t>& steps) {
+  for (size_t i : steps) s.local_ns[3][i] += 18 * kMs;
+  return s;
+}
+
+// The per-step cost CostExtraWork gives an extra_work finding of `added_ns` per step on rank 13.
+double ExtraWorkCostOnRank3(const StepSeries& s, double added_ns) {
+  std::vector<Finding> findings = {ExtraWork(13, added_ns)};
+  CostExtraWork(s, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
+  return findings[0].cost.saving_ns;
+}
+
 TEST(CostModel, AFunctionCalledInSomeStepsIsCostedInThoseSteps) {
   // Rank 3 stalls 60 ms every fourth step (steps 0, 4, 8 of 10: a checkpoint, a sleep): its
   // function finding says 18 ms per step, 0.3 calls per step. Spread over every step, 18 ms less
@@ -214,30 +227,18 @@ TEST(CostModel, AFunctionCalledInSomeStepsIsCostedInThoseSteps) {
   }
   // Without a call count (or called several times in the stall steps: a checkpoint saving eight
   // tensors every fourth step), the rank's steps show where the excess is: the same cost.
-  findings = {ExtraWork(13, 18 * kMs)};
-  CostExtraWork(s, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
-  EXPECT_GT(findings[0].cost.saving_ns, 17 * kMs);
-  EXPECT_LE(findings[0].cost.saving_ns, 18 * kMs);
+  EXPECT_GT(ExtraWorkCostOnRank3(s, 18 * kMs), 17 * kMs);
+  EXPECT_LE(ExtraWorkCostOnRank3(s, 18 * kMs), 18 * kMs);
   // Work in every step is taken from every step: the cost of the excess spread evenly.
-  StepSeries every = Series(4, 10);
-  for (size_t i = 0; i < 10; ++i) every.local_ns[3][i] += 18 * kMs;
-  findings = {ExtraWork(13, 18 * kMs)};
-  CostExtraWork(every, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
-  EXPECT_DOUBLE_EQ(findings[0].cost.saving_ns,
+  const StepSeries every = WithStall(Series(4, 10), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_DOUBLE_EQ(ExtraWorkCostOnRank3(every, 18 * kMs),
                    WhatIfByStep(every, WithoutExcess(every, 3, 18 * kMs), 120 * kMs).saving_ns);
   // Every other step: costed in those steps (9 ms per step, not the 4.5 that spreading gives).
-  StepSeries half = Series(4, 10);
-  for (size_t i = 0; i < 10; i += 2) half.local_ns[3][i] += 18 * kMs;
-  findings = {ExtraWork(13, 9 * kMs)};
-  CostExtraWork(half, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
-  EXPECT_GT(findings[0].cost.saving_ns, 8 * kMs);
+  EXPECT_GT(ExtraWorkCostOnRank3(WithStall(Series(4, 10), {0, 2, 4, 6, 8}), 9 * kMs), 8 * kMs);
   // In 7 of 10 steps: more than half the steps, spread as work in most steps is (the side that a
   // noisy excess in every step falls on: no cost of such a fault changes).
-  StepSeries most = Series(4, 10);
-  for (size_t i = 0; i < 7; ++i) most.local_ns[3][i] += 18 * kMs;
-  findings = {ExtraWork(13, 12.6 * kMs)};
-  CostExtraWork(most, ArrivalAnalysis{}, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
-  EXPECT_DOUBLE_EQ(findings[0].cost.saving_ns,
+  const StepSeries most = WithStall(Series(4, 10), {0, 1, 2, 3, 4, 5, 6});
+  EXPECT_DOUBLE_EQ(ExtraWorkCostOnRank3(most, 12.6 * kMs),
                    WhatIfByStep(most, WithoutExcess(most, 3, 12.6 * kMs), 120 * kMs).saving_ns);
 }
 
