@@ -706,6 +706,39 @@ TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
   EXPECT_NE(DescribeFinding(*extra).cost.find("no peer waits for it measurably"), std::string::npos);
 }
 
+TEST(Findings, SiblingCallPathsOfWorkThePeersDoNotDoAddUp) {
+  // Rank 1 checkpoints inline: 8 ms/step creating tensors and, beside it, 6 ms/step in
+  // torch.save, whose 4 ms of writing records is inside it. No peer runs any of it, and its own
+  // time is no longer than theirs (on a busy host its CPU time slowed them alike): extra work
+  // that nobody measurably waits for. It adds the siblings (14 ms), not the largest alone (8 ms)
+  // nor the nested call once more (18 ms).
+  std::vector<RankSummary> ranks = Job({}, 0);
+  auto path = [](std::string name, int64_t ms) {
+    return FunctionStat{std::move(name), "", ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * ms * kMs};
+  };
+  ranks[1].python_paths.rows = {path("train.py(9): <module>|<built-in method randn>", 8),
+                                path("train.py(9): <module>|serialization.py(944): save", 6),
+                                path("train.py(9): <module>|serialization.py(944): save|<write_record>", 4)};
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  const auto f = std::find_if(d->findings.begin(), d->findings.end(), [](const Finding& x) {
+    return x.kind == FindingKind::kExtraWork && x.ranks == std::vector<int64_t>{1};
+  });
+  ASSERT_NE(f, d->findings.end());
+  EXPECT_EQ(f->subject, "train.py(9): <module>|<built-in method randn>");
+  EXPECT_DOUBLE_EQ(f->cost.added_ns, 14 * kMs);
+  std::vector<std::string> added;
+  for (const Evidence& e : f->evidence) {
+    if (e.kind == EvidenceKind::kFunction && e.Get("in_added") > 0) added.push_back(e.subject);
+  }
+  EXPECT_EQ(added, (std::vector<std::string>{"train.py(9): <module>|<built-in method randn>",
+                                             "train.py(9): <module>|serialization.py(944): save"}));
+  EXPECT_NE(DescribeFinding(*f).title.find("in Python paths ...|<built-in method randn> and "
+                                           "...|serialization.py(944): save together"),
+            std::string::npos)
+      << DescribeFinding(*f).title;
+}
+
 TEST(Findings, WorkThePeersDoNotDoNamesTheFindingOverItsCaller) {
   // Rank 3 is 40 ms/step slower: its optimizer step (one call per step, as on its peers) takes
   // 32 ms longer, and inside it a hook launches 8 GEMMs per step (30 ms) that no peer runs (seen

@@ -75,6 +75,34 @@ class Rules {
     if (extra != functions->end()) std::rotate(functions->begin(), extra, extra + 1);
   }
 
+  // Whether one call path holds the other (their times overlap): "a|b" holds "a|b|c".
+  static bool Nested(const FunctionOutlier& a, const FunctionOutlier& b) {
+    const auto holds = [](const std::string& outer, const std::string& inner) {
+      return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '|';
+    };
+    return a.name == b.name || holds(a.name, b.name) || holds(b.name, a.name);
+  }
+
+  // The functions whose excesses add up to what the rank spends more than its peers: the lead,
+  // and each listed Python path its peers do not run (as often) that no counted path holds or is
+  // held by. Sibling call paths do not overlap in time, so their excesses add: a checkpoint whose
+  // time is split between creating tensors and `torch.save` beside it is both. Other kinds are not
+  // added: a CPU op's time is inside some Python path, and kernels run on a device.
+  static std::vector<const FunctionOutlier*> AddedFunctions(const std::vector<const FunctionOutlier*>& functions) {
+    std::vector<const FunctionOutlier*> counted;
+    for (size_t i = 0; i < functions.size() && i < kFunctionsPerFinding; ++i) {
+      const FunctionOutlier* fn = functions[i];
+      if (i > 0 && (fn->kind != FunctionKind::kPythonPath || functions.front()->kind != FunctionKind::kPythonPath ||
+                    !PeersDoNotDo(*fn))) {
+        continue;
+      }
+      if (std::none_of(counted.begin(), counted.end(), [&](const FunctionOutlier* c) { return Nested(*c, *fn); })) {
+        counted.push_back(fn);
+      }
+    }
+    return counted;
+  }
+
   // The same calls taking longer add to the rank's own time: a function its peers also run that is
   // slower on a rank whose local time is not (the rank was descheduled inside it and lost nothing
   // overall, or the time moved between functions) is timing noise, not extra work. A function the
@@ -336,8 +364,15 @@ std::vector<Finding> Rules::ExtraWorkFindings(
   for (auto& [rank, anomalies] : by_rank) {
     auto& [phase, functions] = anomalies;
     if (!phase && functions.empty()) continue;
-    const double added = functions.empty() ? phase->excess_ns : functions.front()->excess_ns;  // the largest
+    const double largest = functions.empty() ? 0 : functions.front()->excess_ns;
     LeadWithExtraWork(&functions);
+    const std::vector<const FunctionOutlier*> added_functions = AddedFunctions(functions);
+    // At least the largest anomaly (a caller holding the extra work that leads), more where
+    // sibling paths add up.
+    double added = functions.empty() ? phase->excess_ns : largest;
+    double summed = 0;
+    for (const FunctionOutlier* fn : added_functions) summed += fn->excess_ns;
+    added = std::max(added, summed);
     Finding f;
     f.kind = FindingKind::kExtraWork;
     f.severity = Severity::kInfo;
@@ -353,7 +388,10 @@ std::vector<Finding> Rules::ExtraWorkFindings(
       f.subject_kind = "phase";
     }
     for (size_t i = 0; i < functions.size() && i < kFunctionsPerFinding; ++i) {
-      f.evidence.push_back(FunctionEvidence(*functions[i]));
+      Evidence e = FunctionEvidence(*functions[i]);
+      const bool in_added = std::find(added_functions.begin(), added_functions.end(), functions[i]) != added_functions.end();
+      if (added_functions.size() > 1 && in_added) e.Set("in_added", 1);
+      f.evidence.push_back(std::move(e));
     }
     if (phase) f.evidence.push_back(PhaseEvidence(*phase));
     Evidence local;

@@ -74,11 +74,25 @@ std::string SlowFunctionTitle(const Finding& f) {
                      Per(f));
 }
 
+// Where an extra_work finding's time goes: its function, or the sibling call paths whose excesses
+// add up to it (evidence marked `in_added`, cluster/findings.cc).
+std::string ExtraWorkWhere(const Finding& f) {
+  if (f.subject_kind == "phase") return "in " + PhaseWords(f.subject);
+  std::vector<std::string> added;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind == EvidenceKind::kFunction && e.Get("in_added") > 0) added.push_back(FunctionLabel(e));
+  }
+  if (added.size() < 2) {
+    return fmt::format("in {} {}", FunctionKindWords(f.subject_kind),
+                       FunctionLabel(f.subject_kind, f.subject, f.subject_detail));
+  }
+  const std::string last = added.back();
+  added.pop_back();
+  return fmt::format("in Python paths {} and {} together", fmt::join(added, ", "), last);  // only paths add up
+}
+
 std::string ExtraWorkTitle(const Finding& f) {
-  const std::string what = f.subject_kind == "phase"
-                               ? "in " + PhaseWords(f.subject)
-                               : fmt::format("in {} {}", FunctionKindWords(f.subject_kind),
-                                             FunctionLabel(f.subject_kind, f.subject, f.subject_detail));
+  const std::string what = ExtraWorkWhere(f);
   // Costed by the per-step what-if (cluster/cost_model.h): in the steps it sets the pace, its peers wait.
   const bool waited_for = f.cost.method != CostMethod::kAddedWork && f.cost.saving_ns > 0;
   return fmt::format("{} spends {} more per {} than the median rank {}; {}", Ranks(f.ranks), D(f.cost.added_ns),
