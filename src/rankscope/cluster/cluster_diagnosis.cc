@@ -58,24 +58,26 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   for (uint32_t r = 0; r < ranks.size(); ++r) {
     if (d.slow.slow[r]) slow.push_back(r);
   }
-  // With steps, slow ranks and nodes are costed step by step (cost_model.h), the total alike.
+  // With steps, slow ranks and nodes are costed step by step (cost_model.h), the total alike; a
+  // saving averaged over the steps is a share of their mean.
+  const double step_ns = MeanStepNs(series);
   if (series.steps() > 0 && series.ranks() == ranks.size()) {
     std::vector<bool> group(ranks.size(), false);
     for (uint32_t r : slow) group[r] = true;
-    d.total = WhatIfGroupLikePeers(series, group, JobStepNs(d.metrics));
+    d.total = WhatIfGroupLikePeers(series, group, step_ns);
   } else {
     d.total = WhatIfLikeMedian(d.metrics, slow);
   }
   d.findings = BuildClusterFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
                               &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
-  CostSlowGroupsByStep(series, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
+  CostSlowGroupsByStep(series, d.rank_numbers, step_ns, d.min_excess_ns, &d.findings);
   // Hooks after the rules: hosts slow together (host_outliers.h), then the per-step cost of the
   // anomalies the median what-if left uncosted (cost_model.h).
-  AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, JobStepNs(d.metrics), d.min_excess_ns,
+  AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, step_ns, d.min_excess_ns,
                        options.outlier_margin, &functions, d.layout.has_pipeline() ? &d.layout.stage : nullptr},
                       &d.findings);
   std::vector<FunctionSamples>().swap(functions);
-  CostExtraWork(series, d.arrival, d.rank_numbers, JobStepNs(d.metrics), d.min_excess_ns, &d.findings);
+  CostExtraWork(series, d.arrival, d.rank_numbers, step_ns, d.min_excess_ns, &d.findings);
   // Parallelism-aware comparison (issue 16): its own file; it replaces the job-wide findings
   // that compared ranks of different pipeline stages.
   d.parallel = FindParallelProblems({&ranks, &d.metrics, &d.layout, rule, d.unit, d.min_excess_ns,

@@ -34,6 +34,11 @@ StepSeries AlignSteps(const std::vector<RankSummary>& ranks) {
   out.local_ns.assign(ranks.size(), {});
   out.cpu_phase_ns.assign(ranks.size(), {});
   out.gpu_phase_ns.assign(ranks.size(), {});
+  for (int64_t number : out.numbers) {
+    std::vector<double> durations;
+    for (size_t r = 0; r < ranks.size(); ++r) durations.push_back(static_cast<double>(by_number[r][number]->duration_ns()));
+    out.step_ns.push_back(PeersOf(durations, {}).median);
+  }
   for (size_t r = 0; r < ranks.size(); ++r) {
     for (int64_t number : out.numbers) {
       const StepSummary& s = *by_number[r][number];
@@ -61,6 +66,13 @@ PeerBand PeersOf(const std::vector<double>& values, const std::vector<bool>& exc
   b.median = Interpolated(v, 0.5);
   b.iqr = Interpolated(v, 0.75) - Interpolated(v, 0.25);
   return b;
+}
+
+double MeanStepNs(const StepSeries& series) {
+  if (series.step_ns.empty()) return 0;
+  double sum = 0;
+  for (double d : series.step_ns) sum += d;
+  return sum / static_cast<double>(series.step_ns.size());
 }
 
 std::vector<double> StepColumn(const std::vector<std::vector<double>>& v, size_t s) {
