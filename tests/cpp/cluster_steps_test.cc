@@ -8,6 +8,7 @@
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/host_outliers.h"
+#include "rankscope/cluster/replay_bound.h"
 #include "rankscope/cluster/robust_rule.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/step_series.h"
@@ -285,8 +286,41 @@ TEST(CostModel, FixingEveryFindingAtOnceSavesWhatNoneSavesAlone) {
   const CombinedWhatIf same = WhatIfAllFindings(s, ranks, 140 * kMs, {findings[1], findings[1]});
   EXPECT_EQ(same.findings, 2u);
   EXPECT_LE(same.what_if.saving_ns, 1 * kMs);  // rank 11 still sets the pace
+  // A call path and one inside it (torch.save and the records it writes): the inner one's time is
+  // in the outer one's, not added to it (rank 13 does 40 ms more; the findings say 20 and 12 ms).
+  StepSeries heavy = Series(4, 8);
+  for (size_t i = 0; i < 8; ++i) heavy.local_ns[3][i] += 40 * kMs;
+  Finding outer = ExtraWork(13, 20 * kMs), inner = ExtraWork(13, 12 * kMs);
+  outer.subject = "train.py(9): <module>|serialization.py(944): save";
+  inner.subject = outer.subject + "|<write_record>";
+  const CombinedWhatIf nested = WhatIfAllFindings(heavy, ranks, 140 * kMs, {outer, inner});
+  EXPECT_EQ(nested.findings, 2u);
+  EXPECT_DOUBLE_EQ(nested.what_if.saving_ns, WhatIfAllFindings(heavy, ranks, 140 * kMs, {outer}).what_if.saving_ns);
+  EXPECT_LE(nested.what_if.saving_ns, 20 * kMs);
   // No steps: nothing.
   EXPECT_EQ(WhatIfAllFindings(StepSeries{}, ranks, 140 * kMs, findings).findings, 0u);
+}
+
+TEST(ReplayBound, ARankOutrunsItsPeersStepOnlyWhenItsOwnTimeIsLongerThanTheirWholeStep) {
+  // Four ranks, 8 steps of 130 ms (100 ms local + 30 ms of communication). Rank 3 stalls 60 ms
+  // after the step's last collective in steps 2 and 5: its peers ran on into their next step,
+  // whose duration holds the wait; rank 3's local time (160 ms) is longer than their whole step.
+  StepSeries s = Series(4, 8);
+  s.step_ns.assign(8, 130 * kMs);
+  EXPECT_FALSE(OutrunsPeersSteps(s, {0, 1, 2, 3}));
+  EXPECT_DOUBLE_EQ(MeanStepNs(s), 130 * kMs);
+  s.local_ns[3][2] += 60 * kMs;
+  s.local_ns[3][5] += 60 * kMs;
+  s.step_ns[3] += 60 * kMs;  // the peers' next steps
+  s.step_ns[6] += 60 * kMs;
+  EXPECT_TRUE(OutrunsPeersSteps(s, {3}));
+  EXPECT_FALSE(OutrunsPeersSteps(s, {0, 1, 2}));
+  EXPECT_DOUBLE_EQ(MeanStepNs(s), 145 * kMs);  // the stalls are in the mean, not in the median step
+  // A straggler slower in every step by 20 % of its local time stays within its own step.
+  StepSeries slow = Series(4, 8);
+  slow.step_ns.assign(8, 150 * kMs);
+  for (double& local : slow.local_ns[1]) local += 20 * kMs;
+  EXPECT_FALSE(OutrunsPeersSteps(slow, {1}));
 }
 
 TEST(SlowHosts, TwoRanksOfAHostSlowTogetherAreANodeEvenWhenTheyAreHalfTheJob) {

@@ -3,6 +3,7 @@
 #include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/cpu_contention.h"
 #include "rankscope/cluster/host_outliers.h"
+#include "rankscope/cluster/replay_bound.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/step_series.h"
 #include "rankscope/cluster/uneven_timing.h"
@@ -86,7 +87,12 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   // slow operations, and the cost of the findings about ranks and stages when it is faithful.
   const StepGraph graph(ranks, d.matching, d.clock, d.layout);
   d.replay = graph.Summarize();
-  if (d.replay.faithful()) CostByReplay(graph, d.rank_numbers, d.min_excess_ns, &d.parallel.findings);
+  if (d.replay.faithful()) {
+    CostByReplay(graph, d.rank_numbers, d.min_excess_ns, &d.parallel.findings);
+    // Elsewhere the per-step costs stand, within what the replay says the ranks could save where
+    // the ranks' steps do not line up (replay_bound.h).
+    if (!d.layout.has_pipeline()) BoundByReplay(graph, series, d.rank_numbers, d.min_excess_ns, &d.findings);
+  }
   MergeParallelFindings(d.layout, d.parallel, &d.findings);
   // MergeParallelFindings ranks the findings. A step-to-step imbalance that the ranks' wait for a
   // CPU can explain is the host's, not the input's (cpu_contention.h), when the traces say.
@@ -100,7 +106,8 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   NoteContendedCpu(d.cpu_wait, d.hosts, d.rank_numbers, d.min_excess_ns, &d.findings);
   // Each finding is costed with the others still there; what fixing them all saves (cost_model.h).
   if (!d.layout.has_pipeline()) {
-    d.all_findings = WhatIfAllFindings(series, d.rank_numbers, JobStepNs(d.metrics), d.findings);
+    d.all_findings = WhatIfAllFindings(series, d.rank_numbers, step_ns, d.findings);
+    if (d.replay.faithful()) BoundByReplay(graph, series, d.rank_numbers, &d.all_findings);
   }
   return d;
 }

@@ -127,6 +127,17 @@ StepTable ReductionsOf(const StepSeries& series, const std::vector<int64_t>& ran
   return after;
 }
 
+// Whether another of `findings` about the same ranks names a call path that holds `f`'s (its time
+// is inside that one's: "a|b" holds "a|b|c"); fixing that one fixes `f` too.
+bool HeldByAnother(const Finding& f, const std::vector<Finding>& findings) {
+  if (f.subject_kind != "python_path") return false;
+  return std::any_of(findings.begin(), findings.end(), [&](const Finding& outer) {
+    return &outer != &f && outer.subject_kind == "python_path" && outer.ranks == f.ranks &&
+           f.subject.size() > outer.subject.size() && f.subject.starts_with(outer.subject) &&
+           f.subject[outer.subject.size()] == '|';
+  });
+}
+
 }  // namespace
 
 CombinedWhatIf WhatIfAllFindings(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
@@ -140,6 +151,7 @@ CombinedWhatIf WhatIfAllFindings(const StepSeries& series, const std::vector<int
     if (r.empty()) continue;
     ++out.findings;
     for (int64_t rank : f.ranks) named[static_cast<size_t>(RankIndex(rank_numbers, rank))] = true;
+    if (HeldByAnother(f, findings)) continue;  // its time is in the other's reduction already
     for (size_t i = 0; i < series.ranks(); ++i) {
       for (size_t s = 0; s < series.steps(); ++s) reduction[i][s] += r[i][s];
     }

@@ -67,8 +67,9 @@ WhatIf WhatIfGroupLikePeers(const StepSeries& series, const std::vector<bool>& g
 // finding shows a small saving (or none: "no peer measurably waits for it") while fixing both
 // saves the most. Step by step, every costed slow_rank and slow_node finding's ranks get their
 // peers' median, every slow_function and extra_work finding's ranks (costed or with work added)
-// lose the excess the finding names (in the steps it names, as its own cost does); a rank no
-// faster than the median of the ranks no finding names. Pipelined jobs (replayed costs) and
+// lose the excess the finding names (in the steps it names, as its own cost does; a call path
+// inside another finding's path on the same ranks adds nothing: its time is in that one's); a
+// rank no faster than the median of the ranks no finding names. Pipelined jobs (replayed costs) and
 // findings about no rank are left out; `findings` < 2 says nothing to add.
 struct CombinedWhatIf {
   WhatIf what_if;

@@ -302,6 +302,11 @@ std::string WhatIfSentence(const Evidence& e, const Finding& f) {
   const char* its = one ? "its" : "their";
   if (e.detail == "replay") return fmt::format("replayed with {} operations like {} peers' median: {}", its, its, numbers);
   if (e.detail == "previous_estimate") return "estimated before the replay: " + numbers;
+  if (e.detail == "replay_bound") {
+    return fmt::format("the replayed steps bound it: with {} operations like {} peers' median, {}, below the "
+                       "per-step estimate of {}{}",
+                       its, its, numbers, D(e.Get("per_step_saving_ns")), Per(f));
+  }
   if (e.detail == "per_step") {
     return fmt::format("without {} excess in each step, each step as long as its slowest rank: {}", its, numbers);
   }
