@@ -435,3 +435,18 @@ def test_a_checkpoint_is_all_its_call_paths_and_bounded_where_the_steps_do_not_l
     assert statistics.mean(median) > 1.3 * statistics.median(median)
     assert "the replayed steps bound it" in " ".join(run_rankscope("analyze", REPO / "tests" / "data" / "cluster" /
                                                                    "checkpoint").stdout.split())
+
+
+def test_a_fault_from_the_middle_of_the_trace_is_named_by_its_function(run_rankscope):
+    """Rank 2 runs 25 ms of extra forward compute from halfway through the profiled steps
+    (tests/data/cluster/fault_midway/README.md): 0.5 calls per step of a function no peer calls.
+    It names the finding; before, it was left out and a CPU op inside it named the finding."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "fault_midway")
+    top = report["findings"][0]
+    assert top["ranks"] == [2]
+    subject = top["subject"]
+    assert subject["kind"] == "python_path" and subject["name"].endswith("ddp_train.py(101): burn_cpu")
+    lead = next(e for e in top["evidence"] if e["kind"] == "function" and e["subject"] == subject["name"])
+    assert lead["values"]["calls"] == pytest.approx(0.5) and lead["values"]["median_calls"] == 0
+    assert top["cost"]["saving_ns"] > 0
+    assert all(2 in f["ranks"] for f in report["findings"] if f["kind"] not in ("cpu_contention", "uneven_timing"))

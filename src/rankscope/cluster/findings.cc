@@ -50,9 +50,12 @@ class Rules {
   // The spread of local times across ranks: savings below it are not measurable.
   double Noise() const { return in_.outlier_k * kMadToSigma * in_.slow->local.mad; }
 
-  // Work the peers do not do: the rank calls the function materially more often. Timing noise on
-  // a busy machine stretches calls; it does not add them.
+  // Work the peers do not do: the rank calls the function materially more often, or at all where
+  // the median rank never does (a fault from the middle of the trace, a checkpoint every fourth
+  // step: fewer than one call per step). Timing noise on a busy machine stretches calls; it does
+  // not add them.
   static bool CallsDiffer(const FunctionOutlier& fn) {
+    if (fn.median_calls <= 0) return fn.calls > 0;
     return fn.calls - fn.median_calls >= std::max(1.0, kExtraCallsShare * fn.median_calls);
   }
 
