@@ -739,6 +739,39 @@ TEST(Findings, SiblingCallPathsOfWorkThePeersDoNotDoAddUp) {
       << DescribeFinding(*f).title;
 }
 
+TEST(Findings, TheOpsAndCallPathsInsideASlowPythonPathAreItsEvidenceNotFindings) {
+  // Rank 0's forward path takes 6 ms/step longer (not a straggler by the 10 % margin, but it sets
+  // the pace); inside it aten::mm takes 5 ms longer and a nested tanh path 2 ms. One fault, one
+  // finding: the parts are its evidence (seen on a CPU job: a burn_cpu path, aten::matmul and
+  // aten::mm as three findings of 11.1 ms each).
+  std::vector<RankSummary> ranks = Job({0}, 6 * kMs);
+  for (int r = 0; r < 6; ++r) {
+    const int64_t slow = r == 0 ? 1 : 0;
+    ranks[r].python_paths.rows.push_back({"train|fwd", "", ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * (20 + 6 * slow) * kMs});
+    ranks[r].python_paths.rows.push_back({"train|fwd|<tanh>", "", ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * (3 + 2 * slow) * kMs});
+    ranks[r].cpu_ops.rows.push_back({"aten::mm", "", ActivityClass::kNone, 40, 0, 0, 0, 0, 4 * (10 + 5 * slow) * kMs});
+  }
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->findings.size(), 1u);
+  const Finding& f = d->findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kSlowFunction);
+  EXPECT_EQ(f.subject, "train|fwd");
+  std::vector<std::string> parts;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind == EvidenceKind::kFunction && e.subject != f.subject) parts.push_back(e.subject);
+  }
+  EXPECT_EQ(parts, (std::vector<std::string>{"aten::mm", "train|fwd|<tanh>"}));
+  EXPECT_NE(DescribeFinding(f).evidence[1].find("CPU op aten::mm inside it, rank 0"), std::string::npos)
+      << DescribeFinding(f).evidence[1];
+  // An op with more excess than the path does not fit inside it: a finding of its own.
+  for (int r = 0; r < 6; ++r) ranks[r].cpu_ops.rows[0].in_window_ns = 4 * (10 + (r == 0 ? 9 : 0)) * kMs;
+  auto larger = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(larger.ok());
+  EXPECT_TRUE(std::any_of(larger->findings.begin(), larger->findings.end(),
+                          [](const Finding& x) { return x.subject == "aten::mm"; }));
+}
+
 TEST(Findings, WorkThePeersDoNotDoNamesTheFindingOverItsCaller) {
   // Rank 3 is 40 ms/step slower: its optimizer step (one call per step, as on its peers) takes
   // 32 ms longer, and inside it a hook launches 8 GEMMs per step (30 ms) that no peer runs (seen

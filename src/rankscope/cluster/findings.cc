@@ -180,6 +180,17 @@ class Rules {
   void AddHostEvidence(const SlowGroup& g, Finding* f) const;
   NextStep NextForSlowGroup(const SlowGroup& g, const Finding& f, const PhaseOutlier* phase,
                             const std::vector<const FunctionOutlier*>& functions) const;
+  // Whether the rows of a Python path hold those of a part: the same ranks, on each a path that
+  // is not a wait, with at least the part's excess.
+  static bool Holds(const std::vector<const FunctionOutlier*>& path, const std::vector<const FunctionOutlier*>& part) {
+    if (path.size() != part.size()) return false;
+    for (const FunctionOutlier* p : part) {
+      const auto same_rank = std::find_if(path.begin(), path.end(), [&](const FunctionOutlier* q) { return q->rank == p->rank; });
+      if (same_rank == path.end() || (*same_rank)->wait || (*same_rank)->excess_ns < p->excess_ns) return false;
+    }
+    return true;
+  }
+
   std::vector<Finding> SlowFunctionFindings(
       const std::set<uint32_t>& covered,
       std::set<std::tuple<uint32_t, FunctionKind, std::string, std::string>>* reported) const;
@@ -308,8 +319,25 @@ std::vector<Finding> Rules::SlowFunctionFindings(
     if (inserted) order.push_back(key);
     it->second.push_back(&fn);
   }
-  std::vector<Finding> out;
+  // A call path inside a Python path abnormal on the same ranks, or a CPU op whose excess fits
+  // inside such a path's, is part of it, not a fault of its own: evidence in the path's finding.
+  std::map<Key, Key> container;
   for (const Key& key : order) {
+    const FunctionKind kind = std::get<0>(key);
+    if (kind != FunctionKind::kCpuOp && kind != FunctionKind::kPythonPath) continue;
+    for (const Key& outer : order) {
+      if (std::get<0>(outer) != FunctionKind::kPythonPath || outer == key) continue;
+      const bool nested = kind == FunctionKind::kPythonPath && std::get<1>(key).starts_with(std::get<1>(outer) + "|");
+      if ((kind == FunctionKind::kCpuOp || nested) && Holds(by_function[outer], by_function[key])) {
+        container.emplace(key, outer);
+        break;
+      }
+    }
+  }
+  std::vector<Finding> out;
+  std::map<Key, size_t> finding_of;
+  for (const Key& key : order) {
+    if (container.count(key)) continue;
     const std::vector<const FunctionOutlier*>& rows = by_function[key];
     std::vector<RankSaving> savings;
     std::vector<uint32_t> ranks;
@@ -338,7 +366,23 @@ std::vector<Finding> Rules::SlowFunctionFindings(
     what_if.Set("noise_ns", Noise());
     f.evidence.push_back(std::move(what_if));
     f.next = {NextStepKind::kCompareFunction, top.name, top.detail};
+    finding_of[key] = out.size();
     out.push_back(std::move(f));
+  }
+  std::map<size_t, size_t> parts_shown;  // per finding
+  for (const Key& part : order) {  // largest excess first
+    const auto outer = container.find(part);
+    if (outer == container.end()) continue;
+    const auto it = finding_of.find(outer->second);
+    if (it == finding_of.end()) continue;  // the path has no finding: neither has its part
+    Finding& f = out[it->second];
+    const bool shown = parts_shown[it->second]++ < kFunctionsPerFinding;
+    // After the path's own rows and the larger parts, before the what-if.
+    auto at = std::find_if(f.evidence.begin(), f.evidence.end(), [](const Evidence& e) { return e.kind == EvidenceKind::kWhatIf; });
+    for (const FunctionOutlier* fn : by_function[part]) {
+      if (shown) at = f.evidence.insert(at, FunctionEvidence(*fn)) + 1;
+      reported->insert({fn->rank, fn->kind, fn->name, fn->detail});
+    }
   }
   return out;
 }

@@ -243,9 +243,13 @@ std::string ArrivalSentence(const Evidence& e, const Finding& f) {
 
 std::string FunctionSentence(const Evidence& e, const Finding& f) {
   if (f.kind == FindingKind::kSlowFunction) {
-    return fmt::format("rank {}: {}{} vs median {} over {} (+{}, abnormal above +{}); {:.1f} vs {:.1f} "
+    // A part of the finding's function (a CPU op inside its Python path) is named.
+    const std::string part = e.subject == f.subject ? ""
+                                                    : fmt::format("{} {} inside it, ", FunctionKindWords(e.subject_kind),
+                                                                  FunctionLabel(e));
+    return fmt::format("{}rank {}: {}{} vs median {} over {} (+{}, abnormal above +{}); {:.1f} vs {:.1f} "
                        "calls{}, median call {} vs {}",
-                       e.rank, D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")), RankCount(e.Get("ranks_compared")),
+                       part, e.rank, D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")), RankCount(e.Get("ranks_compared")),
                        D(e.Get("excess_ns")), D(e.Get("threshold_ns")), e.Get("calls"), e.Get("median_calls"), Per(f),
                        D(e.Get("per_call_ns")), D(e.Get("median_per_call_ns")));
   }
