@@ -733,7 +733,7 @@ TEST(Findings, SiblingCallPathsOfWorkThePeersDoNotDoAddUp) {
   }
   EXPECT_EQ(added, (std::vector<std::string>{"train.py(9): <module>|<built-in method randn>",
                                              "train.py(9): <module>|serialization.py(944): save"}));
-  EXPECT_NE(DescribeFinding(*f).title.find("in Python paths ...|<built-in method randn> and "
+  EXPECT_NE(DescribeFinding(*f).title.find("in Python paths ...|train.py(9): <module>|<built-in method randn> and "
                                            "...|serialization.py(944): save together"),
             std::string::npos)
       << DescribeFinding(*f).title;

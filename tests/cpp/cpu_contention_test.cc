@@ -232,7 +232,7 @@ TEST(CpuContention, ARanksWaitOnAnOversubscribedHostIsNotedOnItsFinding) {
     EXPECT_EQ(e.detail, "wait_on_contended_cpu");
     EXPECT_NEAR(e.Get("peers_wait_ns"), 18 * kMs, 1);
     const std::string text = DescribeFinding(findings[i]).evidence[1];
-    EXPECT_NE(text.find("rank 1 waits (...|<built-in function sleep>)"), std::string::npos) << text;
+    EXPECT_NE(text.find("rank 1 waits (...|train.py(10): main|<built-in function sleep>)"), std::string::npos) << text;
     EXPECT_NE(text.find("can save less than the cost shown"), std::string::npos) << text;
   }
   EXPECT_EQ(findings[0].evidence[1].subject, sleep);

@@ -126,5 +126,33 @@ TEST(FindingWords, UncostedWorkSaysSoAndPointsAtTheFunction) {
   EXPECT_NE(w.next.find("sm80_xmma_gemm_f32f32 on rank 2"), std::string::npos) << w.next;
 }
 
+TEST(FindingWords, APythonPathInTheFrameworkSaysWhoseCallItIs) {
+  auto title = [](const std::string& path) {
+    Finding f;
+    f.kind = FindingKind::kExtraWork;
+    f.ranks = {0};
+    f.subject = path;
+    f.subject_kind = "python_path";
+    f.cost.method = CostMethod::kAddedWork;
+    f.cost.added_ns = 5e6;
+    return DescribeFinding(f).title;
+  };
+  // A Sequential's forward alone says nothing; the user's validate() around it does.
+  EXPECT_NE(title("train.py(43): <module>|train.py(17): validate|nn.Module: Sequential_0|"
+                  "torch/nn/modules/module.py(1782): _call_impl|torch/nn/modules/container.py(248): forward")
+                .find("in Python path ...|train.py(17): validate|...|torch/nn/modules/container.py(248): forward;"),
+            std::string::npos);
+  // The user's own function last: itself; a builtin right under it: both.
+  EXPECT_NE(title("train.py(43): <module>|train.py(101): burn_cpu").find("in Python path ...|train.py(101): burn_cpu;"),
+            std::string::npos);
+  EXPECT_NE(title("train.py(43): <module>|<built-in function sleep>")
+                .find("in Python path ...|train.py(43): <module>|<built-in function sleep>;"),
+            std::string::npos);
+  // Framework frames only (a thread of the library's): the last frame.
+  EXPECT_NE(title("threading.py(1)|torch/utils/data/_utils/pin_memory.py(18): _pin_memory_loop|<built-in method get>")
+                .find("in Python path ...|<built-in method get>;"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace rankscope

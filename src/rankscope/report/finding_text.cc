@@ -24,12 +24,50 @@ std::string RankList(std::vector<int64_t> ranks) {
 
 std::string Ranks(const std::vector<int64_t>& ranks) { return (ranks.size() == 1 ? "rank " : "ranks ") + RankList(ranks); }
 
-// A call path is long: its last frame says which function it is.
-std::string FunctionLabel(std::string_view kind_id, std::string_view name, std::string_view detail) {
-  std::string label(name);
-  if (kind_id == "python_path") {
-    if (const size_t bar = label.rfind('|'); bar != std::string::npos) label = "..." + label.substr(bar);
+// Python's own modules that show in training stacks (the profiler names their frames by the
+// module's file, as "contextlib.py(141): __exit__" or "concurrent/futures/thread.py(58): run").
+constexpr std::string_view kStandardModules[] = {
+    "abc", "asyncio", "collections", "concurrent", "contextlib", "copy", "copyreg", "dataclasses", "enum",
+    "functools", "inspect", "json", "logging", "multiprocessing", "os", "pickle", "queue", "selectors",
+    "socket", "subprocess", "tempfile", "threading", "traceback", "typing", "warnings", "weakref"};
+
+// A frame of the framework rather than of the user's code: a builtin, a module's wrapper, torch's
+// own Python, an installed package, Python's own modules.
+bool FrameworkFrame(std::string_view frame) {
+  if (frame.starts_with("<") || frame.starts_with("nn.Module: ") || frame.starts_with("torch/") ||
+      frame.find("site-packages/") != std::string_view::npos || frame.find("dist-packages/") != std::string_view::npos) {
+    return true;
   }
+  const std::string_view module = frame.substr(0, frame.find_first_of("/.("));
+  return std::find(std::begin(kStandardModules), std::end(kStandardModules), module) != std::end(kStandardModules);
+}
+
+// A call path is long: its last frame says which function it is. When that frame is the
+// framework's (torch's forward of a Sequential, a builtin), the innermost frame of the user's own
+// code above it says whose call it is: "...|train.py(17): validate|...|torch/nn/modules/
+// container.py(248): forward".
+std::string PythonPathLabel(std::string_view path) {
+  const size_t bar = path.rfind('|');
+  if (bar == std::string_view::npos) return std::string(path);
+  const std::string last = "..." + std::string(path.substr(bar));
+  if (!FrameworkFrame(path.substr(bar + 1))) return last;
+  size_t end = bar;
+  while (end != std::string_view::npos && end > 0) {
+    const size_t start = path.rfind('|', end - 1);
+    const size_t from = start == std::string_view::npos ? 0 : start + 1;
+    const std::string_view frame = path.substr(from, end - from);
+    if (!FrameworkFrame(frame)) {
+      const std::string label = "...|" + std::string(frame) + (end == bar ? "" : "|...") + std::string(path.substr(bar));
+      return label.size() <= 90 ? label : last;
+    }
+    if (start == std::string_view::npos) break;
+    end = start;
+  }
+  return last;
+}
+
+std::string FunctionLabel(std::string_view kind_id, std::string_view name, std::string_view detail) {
+  std::string label = kind_id == "python_path" ? PythonPathLabel(name) : std::string(name);
   if (label.size() > 90) label = label.substr(0, 87) + "...";
   if (!detail.empty() && kind_id != "python_path") label += " " + std::string(detail);
   return label;
