@@ -747,9 +747,12 @@ TEST(Findings, TheOpsAndCallPathsInsideASlowPythonPathAreItsEvidenceNotFindings)
   std::vector<RankSummary> ranks = Job({0}, 6 * kMs);
   for (int r = 0; r < 6; ++r) {
     const int64_t slow = r == 0 ? 1 : 0;
-    ranks[r].python_paths.rows.push_back({"train|fwd", "", ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * (20 + 6 * slow) * kMs});
-    ranks[r].python_paths.rows.push_back({"train|fwd|<tanh>", "", ActivityClass::kNone, 4, 0, 0, 0, 0, 4 * (3 + 2 * slow) * kMs});
-    ranks[r].cpu_ops.rows.push_back({"aten::mm", "", ActivityClass::kNone, 40, 0, 0, 0, 0, 4 * (10 + 5 * slow) * kMs});
+    auto row = [](std::string name, uint64_t calls, int64_t ms) {
+      return FunctionStat{std::move(name), "", ActivityClass::kNone, calls, 0, 0, 0, 0, 4 * ms * kMs};
+    };
+    ranks[r].python_paths.rows.push_back(row("train|fwd", 4, 20 + 6 * slow));
+    ranks[r].python_paths.rows.push_back(row("train|fwd|<tanh>", 4, 3 + 2 * slow));
+    ranks[r].cpu_ops.rows.push_back(row("aten::mm", 40, 10 + 5 * slow));
   }
   auto d = DiagnoseCluster(ranks, {});
   ASSERT_TRUE(d.ok());

@@ -185,7 +185,8 @@ class Rules {
   static bool Holds(const std::vector<const FunctionOutlier*>& path, const std::vector<const FunctionOutlier*>& part) {
     if (path.size() != part.size()) return false;
     for (const FunctionOutlier* p : part) {
-      const auto same_rank = std::find_if(path.begin(), path.end(), [&](const FunctionOutlier* q) { return q->rank == p->rank; });
+      const auto same_rank =
+          std::find_if(path.begin(), path.end(), [&](const FunctionOutlier* q) { return q->rank == p->rank; });
       if (same_rank == path.end() || (*same_rank)->wait || (*same_rank)->excess_ns < p->excess_ns) return false;
     }
     return true;
@@ -371,14 +372,16 @@ std::vector<Finding> Rules::SlowFunctionFindings(
   }
   std::map<size_t, size_t> parts_shown;  // per finding
   for (const Key& part : order) {  // largest excess first
-    const auto outer = container.find(part);
-    if (outer == container.end()) continue;
-    const auto it = finding_of.find(outer->second);
+    if (!container.count(part)) continue;
+    Key whole = container.at(part);  // a part of a part: of the outermost path
+    for (size_t hops = 0; container.count(whole) && hops < container.size(); ++hops) whole = container.at(whole);
+    const auto it = finding_of.find(whole);
     if (it == finding_of.end()) continue;  // the path has no finding: neither has its part
     Finding& f = out[it->second];
     const bool shown = parts_shown[it->second]++ < kFunctionsPerFinding;
     // After the path's own rows and the larger parts, before the what-if.
-    auto at = std::find_if(f.evidence.begin(), f.evidence.end(), [](const Evidence& e) { return e.kind == EvidenceKind::kWhatIf; });
+    auto at = std::find_if(f.evidence.begin(), f.evidence.end(),
+                           [](const Evidence& e) { return e.kind == EvidenceKind::kWhatIf; });
     for (const FunctionOutlier* fn : by_function[part]) {
       if (shown) at = f.evidence.insert(at, FunctionEvidence(*fn)) + 1;
       reported->insert({fn->rank, fn->kind, fn->name, fn->detail});
@@ -436,7 +439,8 @@ std::vector<Finding> Rules::ExtraWorkFindings(
     }
     for (size_t i = 0; i < functions.size() && i < kFunctionsPerFinding; ++i) {
       Evidence e = FunctionEvidence(*functions[i]);
-      const bool in_added = std::find(added_functions.begin(), added_functions.end(), functions[i]) != added_functions.end();
+      const bool in_added =
+          std::find(added_functions.begin(), added_functions.end(), functions[i]) != added_functions.end();
       if (added_functions.size() > 1 && in_added) e.Set("in_added", 1);
       f.evidence.push_back(std::move(e));
     }

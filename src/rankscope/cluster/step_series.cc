@@ -36,7 +36,9 @@ StepSeries AlignSteps(const std::vector<RankSummary>& ranks) {
   out.gpu_phase_ns.assign(ranks.size(), {});
   for (int64_t number : out.numbers) {
     std::vector<double> durations;
-    for (size_t r = 0; r < ranks.size(); ++r) durations.push_back(static_cast<double>(by_number[r][number]->duration_ns()));
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      durations.push_back(static_cast<double>(by_number[r][number]->duration_ns()));
+    }
     out.step_ns.push_back(PeersOf(durations, {}).median);
   }
   for (size_t r = 0; r < ranks.size(); ++r) {

@@ -34,8 +34,9 @@ constexpr std::string_view kStandardModules[] = {
 // A frame of the framework rather than of the user's code: a builtin, a module's wrapper, torch's
 // own Python, an installed package, Python's own modules.
 bool FrameworkFrame(std::string_view frame) {
+  const auto has = [&](std::string_view part) { return frame.find(part) != std::string_view::npos; };
   if (frame.starts_with("<") || frame.starts_with("nn.Module: ") || frame.starts_with("torch/") ||
-      frame.find("site-packages/") != std::string_view::npos || frame.find("dist-packages/") != std::string_view::npos) {
+      has("site-packages/") || has("dist-packages/")) {
     return true;
   }
   const std::string_view module = frame.substr(0, frame.find_first_of("/.("));
@@ -57,7 +58,8 @@ std::string PythonPathLabel(std::string_view path) {
     const size_t from = start == std::string_view::npos ? 0 : start + 1;
     const std::string_view frame = path.substr(from, end - from);
     if (!FrameworkFrame(frame)) {
-      const std::string label = "...|" + std::string(frame) + (end == bar ? "" : "|...") + std::string(path.substr(bar));
+      const std::string label =
+          "...|" + std::string(frame) + (end == bar ? "" : "|...") + std::string(path.substr(bar));
       return label.size() <= 90 ? label : last;
     }
     if (start == std::string_view::npos) break;
@@ -282,14 +284,15 @@ std::string ArrivalSentence(const Evidence& e, const Finding& f) {
 std::string FunctionSentence(const Evidence& e, const Finding& f) {
   if (f.kind == FindingKind::kSlowFunction) {
     // A part of the finding's function (a CPU op inside its Python path) is named.
-    const std::string part = e.subject == f.subject ? ""
-                                                    : fmt::format("{} {} inside it, ", FunctionKindWords(e.subject_kind),
-                                                                  FunctionLabel(e));
+    const std::string part =
+        e.subject == f.subject ? ""
+                               : fmt::format("{} {} inside it, ", FunctionKindWords(e.subject_kind), FunctionLabel(e));
     return fmt::format("{}rank {}: {}{} vs median {} over {} (+{}, abnormal above +{}); {:.1f} vs {:.1f} "
                        "calls{}, median call {} vs {}",
-                       part, e.rank, D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")), RankCount(e.Get("ranks_compared")),
-                       D(e.Get("excess_ns")), D(e.Get("threshold_ns")), e.Get("calls"), e.Get("median_calls"), Per(f),
-                       D(e.Get("per_call_ns")), D(e.Get("median_per_call_ns")));
+                       part, e.rank, D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")),
+                       RankCount(e.Get("ranks_compared")), D(e.Get("excess_ns")), D(e.Get("threshold_ns")),
+                       e.Get("calls"), e.Get("median_calls"), Per(f), D(e.Get("per_call_ns")),
+                       D(e.Get("median_per_call_ns")));
   }
   if (!e.Has("calls")) {  // a host's ranks together (cluster/host_outliers.cc)
     const std::string calls = e.Has("host_calls") ? fmt::format("; at least {:.1f} vs {:.1f} calls{}", e.Get("host_calls"),
