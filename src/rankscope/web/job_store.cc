@@ -117,7 +117,7 @@ StatusOr<std::shared_ptr<const AnalyzedJob>> JobStore::Analyze(const JobEntry& e
     if (entry.files.empty()) return NotFound("{}: no trace file yet", entry.name);
     AnalyzeOptions options;
     if (threads_ > 0) options.threads = threads_;
-    RANKSCOPE_ASSIGN_OR_RETURN(job->report, AnalyzeJob(JobInputs{entry.files, ""}, options));
+    RANKSCOPE_ASSIGN_OR_RETURN(job->report, AnalyzeJob(JobInputs{entry.files, "", ""}, options));
   }
   job->analysis_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return std::shared_ptr<const AnalyzedJob>(std::move(job));
