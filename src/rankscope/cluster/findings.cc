@@ -181,13 +181,17 @@ class Rules {
   NextStep NextForSlowGroup(const SlowGroup& g, const Finding& f, const PhaseOutlier* phase,
                             const std::vector<const FunctionOutlier*>& functions) const;
   // Whether the rows of a Python path hold those of a part: the same ranks, on each a path that
-  // is not a wait, with at least the part's excess.
+  // is not a wait, with at least the part's excess. A CPU op is held only as extra calls made by
+  // work the peers do not do (the path): a CPU op's calls come from some Python path, but which
+  // one the tables do not say, and an op the peers call as often that is slower there can be
+  // anywhere (autograd's backward functions under a slow forward path, with anomaly detection on).
   static bool Holds(const std::vector<const FunctionOutlier*>& path, const std::vector<const FunctionOutlier*>& part) {
     if (path.size() != part.size()) return false;
     for (const FunctionOutlier* p : part) {
       const auto same_rank =
           std::find_if(path.begin(), path.end(), [&](const FunctionOutlier* q) { return q->rank == p->rank; });
       if (same_rank == path.end() || (*same_rank)->wait || (*same_rank)->excess_ns < p->excess_ns) return false;
+      if (p->kind == FunctionKind::kCpuOp && !(PeersDoNotDo(**same_rank) && CallsDiffer(*p))) return false;
     }
     return true;
   }
@@ -320,8 +324,9 @@ std::vector<Finding> Rules::SlowFunctionFindings(
     if (inserted) order.push_back(key);
     it->second.push_back(&fn);
   }
-  // A call path inside a Python path abnormal on the same ranks, or a CPU op whose excess fits
-  // inside such a path's, is part of it, not a fault of its own: evidence in the path's finding.
+  // A call path inside a Python path abnormal on the same ranks, or a CPU op called more often
+  // where such a path is work the peers do not do, its excess fitting inside the path's, is part
+  // of it, not a fault of its own: evidence in the path's finding.
   std::map<Key, Key> container;
   for (const Key& key : order) {
     const FunctionKind kind = std::get<0>(key);
