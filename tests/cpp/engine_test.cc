@@ -64,7 +64,7 @@ class EngineTest : public ::testing::Test {
     Write(fmt::format("telemetry.{}.tsv", host), text);
   }
   StatusOr<JobReport> Analyze(const std::string& hosts_file = "") {
-    return AnalyzeJob(JobInputs{{dir_.string()}, hosts_file}, AnalyzeOptions{});
+    return AnalyzeJob(JobInputs{{dir_.string()}, hosts_file, ""}, AnalyzeOptions{});
   }
 
   fs::path dir_;
@@ -153,10 +153,10 @@ TEST_F(EngineTest, WholeJobProblemsAreStatuses) {
   WriteRanks();
   AnalyzeOptions bad;
   bad.steps = "9:2";
-  EXPECT_FALSE(AnalyzeJob(JobInputs{{dir_.string()}, ""}, bad).ok());
+  EXPECT_FALSE(AnalyzeJob(JobInputs{{dir_.string()}, "", ""}, bad).ok());
   bad = {};
   bad.comm_patterns = {"(unclosed"};
-  EXPECT_FALSE(AnalyzeJob(JobInputs{{dir_.string()}, ""}, bad).ok());
+  EXPECT_FALSE(AnalyzeJob(JobInputs{{dir_.string()}, "", ""}, bad).ok());
 }
 
 }  // namespace

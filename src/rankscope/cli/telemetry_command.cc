@@ -35,7 +35,7 @@ struct TelemetryView {
 // The telemetry over the traces' windows, as `rankscope analyze` joins it.
 Status ViewOverTraces(const std::string& dir, TelemetryView* v) {
   AnalyzeOptions options;
-  RANKSCOPE_ASSIGN_OR_RETURN(v->job, AnalyzeJob(JobInputs{{dir}, ""}, options));
+  RANKSCOPE_ASSIGN_OR_RETURN(v->job, AnalyzeJob(JobInputs{{dir}, "", ""}, options));
   v->nodes = v->job.telemetry;
   for (const Finding& f : v->job.findings) {
     if (KindInfo(f.kind).source == "telemetry") v->findings.push_back(f);

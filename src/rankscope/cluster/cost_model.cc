@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rankscope/cluster/function_outliers.h"
 #include "rankscope/cluster/significance.h"
 
 namespace rankscope {
@@ -133,8 +134,7 @@ bool HeldByAnother(const Finding& f, const std::vector<Finding>& findings) {
   if (f.subject_kind != "python_path") return false;
   return std::any_of(findings.begin(), findings.end(), [&](const Finding& outer) {
     return &outer != &f && outer.subject_kind == "python_path" && outer.ranks == f.ranks &&
-           f.subject.size() > outer.subject.size() && f.subject.starts_with(outer.subject) &&
-           f.subject[outer.subject.size()] == '|';
+           CallPathHolds(outer.subject, f.subject);
   });
 }
 

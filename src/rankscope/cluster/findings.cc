@@ -78,12 +78,9 @@ class Rules {
     if (extra != functions->end()) std::rotate(functions->begin(), extra, extra + 1);
   }
 
-  // Whether one call path holds the other (their times overlap): "a|b" holds "a|b|c".
+  // Whether one call path holds the other, or is it: their times overlap.
   static bool Nested(const FunctionOutlier& a, const FunctionOutlier& b) {
-    const auto holds = [](const std::string& outer, const std::string& inner) {
-      return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '|';
-    };
-    return a.name == b.name || holds(a.name, b.name) || holds(b.name, a.name);
+    return a.name == b.name || CallPathHolds(a.name, b.name) || CallPathHolds(b.name, a.name);
   }
 
   // The functions whose excesses add up to what the rank spends more than its peers: the lead,
@@ -333,7 +330,7 @@ std::vector<Finding> Rules::SlowFunctionFindings(
     if (kind != FunctionKind::kCpuOp && kind != FunctionKind::kPythonPath) continue;
     for (const Key& outer : order) {
       if (std::get<0>(outer) != FunctionKind::kPythonPath || outer == key) continue;
-      const bool nested = kind == FunctionKind::kPythonPath && std::get<1>(key).starts_with(std::get<1>(outer) + "|");
+      const bool nested = kind == FunctionKind::kPythonPath && CallPathHolds(std::get<1>(outer), std::get<1>(key));
       if ((kind == FunctionKind::kCpuOp || nested) && Holds(by_function[outer], by_function[key])) {
         container.emplace(key, outer);
         break;

@@ -177,7 +177,7 @@ bool IsExplainingLevel(const FunctionOutlier& p, const std::vector<FunctionOutli
   switch (p.kind) {
     case FunctionKind::kPythonPath:
       return !any([&](const FunctionOutlier& q) {
-        return q.kind == FunctionKind::kPythonPath && q.name.size() > p.name.size() && q.name.starts_with(p.name + "|") &&
+        return q.kind == FunctionKind::kPythonPath && CallPathHolds(p.name, q.name) &&
                Explains(q, p);
       });
     case FunctionKind::kKernel:
@@ -237,6 +237,10 @@ void CompareAmong(const FunctionSamples& f, const std::vector<Sample>& samples, 
 // Python frames of builtins name the object they are bound to ("<built-in method run_backward
 // of torch._C._EngineBase object at 0x7f09102c7100>"): the address differs between processes,
 // so it is dropped from the key ("at 0x?").
+bool CallPathHolds(std::string_view outer, std::string_view inner) {
+  return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '|';
+}
+
 std::string WithoutAddresses(std::string_view name) {
   std::string out;
   out.reserve(name.size());

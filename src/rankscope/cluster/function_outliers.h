@@ -96,4 +96,8 @@ std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<FunctionSamp
 // The comparison key of a Python call path: object addresses in builtin frames masked ("at 0x?").
 std::string WithoutAddresses(std::string_view path);
 
+// Whether Python call path `outer` holds `inner` (a call inside it: "a|b" holds "a|b|c"), so that
+// `inner`'s time is part of `outer`'s.
+bool CallPathHolds(std::string_view outer, std::string_view inner);
+
 }  // namespace rankscope

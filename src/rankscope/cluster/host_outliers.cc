@@ -95,7 +95,7 @@ const HostExcess* Explaining(const std::vector<HostExcess>& all) {
   const HostExcess* best = &all.front();
   for (const HostExcess& e : all) {
     if (e.kind == FunctionKind::kPythonPath && best->kind == FunctionKind::kPythonPath &&
-        e.name.size() > best->name.size() && e.name.starts_with(best->name + "|") &&
+        CallPathHolds(best->name, e.name) &&
         e.excess_ns >= kDeeperShare * all.front().excess_ns) {
       best = &e;
     }

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 
+#include "rankscope/cluster/findings.h"
+
 namespace rankscope {
 namespace {
-
-// A costed finding whose saving is at least this share of the step is critical (as findings.h).
-constexpr double kCriticalStepShare = 0.10;
 
 bool Bounded(const Finding& f) {
   const bool about_ranks = f.kind == FindingKind::kSlowRank || f.kind == FindingKind::kSlowNode ||
@@ -55,7 +54,7 @@ void BoundByReplay(const StepGraph& graph, const StepSeries& series, const std::
     f.evidence.push_back(std::move(e));
     f.cost.saving_ns = w.saving_ns;
     f.cost.estimated_step_ns = f.cost.step_ns - w.saving_ns;
-    f.severity = f.cost.step_ns > 0 && w.saving_ns >= kCriticalStepShare * f.cost.step_ns ? Severity::kCritical
+    f.severity = f.cost.step_ns > 0 && w.saving_ns >= kCriticalShare * f.cost.step_ns ? Severity::kCritical
                  : w.saving_ns >= min_excess_ns                                           ? Severity::kWarning
                                                                                           : Severity::kInfo;
   }
