@@ -72,6 +72,34 @@ struct Participation {
   int32_t part;      // which part of the matched instance (SplitByLayout)
 };
 
+// A rank's participations in a step in the order its chain takes them: start order, except that
+// collectives the rank ran at the same time (overlapping spans: gloo runs a step's DDP buckets on
+// two worker threads) take the order of their members' median start. Their own start order is a
+// race between those threads: a rank whose second bucket's span began 11 us before its first
+// contradicted its peers' order, and the replay found a cycle where there was none.
+template <typename KeyOf>
+void OrderParticipations(const std::unordered_map<uint64_t, double>& median_start, KeyOf key_of,
+                         std::vector<Participation>* in_step) {
+  std::sort(in_step->begin(), in_step->end(), [](const Participation& a, const Participation& b) {
+    return std::tie(a.start_ns, a.end_ns, a.matched) < std::tie(b.start_ns, b.end_ns, b.matched);
+  });
+  auto median_of = [&](const Participation& p) {
+    const auto it = median_start.find(key_of(p.matched, p.part));
+    return it != median_start.end() ? it->second : static_cast<double>(p.start_ns);
+  };
+  size_t first = 0;
+  int64_t reach = INT64_MIN;  // the latest end of the spans since `first`
+  for (size_t i = 0; i <= in_step->size(); ++i) {
+    if (i == in_step->size() || (i > first && (*in_step)[i].start_ns >= reach)) {
+      std::stable_sort(in_step->begin() + static_cast<std::ptrdiff_t>(first),
+                       in_step->begin() + static_cast<std::ptrdiff_t>(i),
+                       [&](const Participation& a, const Participation& b) { return median_of(a) < median_of(b); });
+      first = i;
+    }
+    if (i < in_step->size()) reach = i == first ? (*in_step)[i].end_ns : std::max(reach, (*in_step)[i].end_ns);
+  }
+}
+
 // A span recorded around the wait starts a little after the op that posted the transfer
 // (gloo:recv after c10d::recv_, 40-60 us on a CPU), so a member that left just before the last
 // recorded arrival still waited for it, the more likely the longer it was inside.
@@ -221,6 +249,21 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
     not_built_ = "no collective links the ranks within their common steps";
     return;
   }
+  // Where each part's members started, at the median: the order of collectives a rank ran at once.
+  std::unordered_map<uint64_t, double> median_start;
+  {
+    std::unordered_map<uint64_t, std::vector<double>> starts;
+    for (const auto& of_rank : parts) {
+      for (const auto& in_step : of_rank) {
+        for (const Participation& p : in_step) {
+          if (barrier_of.count(key_of(p.matched, p.part))) {
+            starts[key_of(p.matched, p.part)].push_back(static_cast<double>(p.start_ns));
+          }
+        }
+      }
+    }
+    for (auto& [key, v] : starts) median_start[key] = ComputeRobustStats(std::move(v)).median;
+  }
   // The member's own op, interned (a point-to-point instance is a send on one side, a receive
   // on the other).
   std::map<std::string, uint16_t> op_ids;
@@ -252,9 +295,7 @@ void StepGraph::Build(const std::vector<RankSummary>& ranks, const CollectiveMat
       ch.segment_ns.push_back(start - previous_exit);
       previous_exit = start;
       std::vector<Participation>& in_step = parts[r][s];
-      std::sort(in_step.begin(), in_step.end(), [](const Participation& a, const Participation& b) {
-        return std::tie(a.start_ns, a.end_ns, a.matched) < std::tie(b.start_ns, b.end_ns, b.matched);
-      });
+      OrderParticipations(median_start, key_of, &in_step);
       for (const Participation& p : in_step) {
         const auto it = barrier_of.find(key_of(p.matched, p.part));
         if (it == barrier_of.end()) continue;
