@@ -64,6 +64,17 @@ size_t StepsHoldingExcess(const StepSeries& series, uint32_t rank, double excess
   return 0;
 }
 
+// The number of steps that hold a function finding's excess on `rank`: those it is called in, when
+// the rank calls it in fewer steps than there are, or the few steps whose excess adds up to it
+// (StepsHoldingExcess); 0 when it runs in most steps.
+size_t IntermittentSteps(const StepSeries& series, const Finding& f, uint32_t rank) {
+  if (const Evidence* lead = LeadFunction(f)) {
+    const double calls = std::round(lead->Get("calls") * static_cast<double>(series.steps()));
+    if (calls >= 1 && calls < static_cast<double>(series.steps())) return static_cast<size_t>(calls);
+  }
+  return StepsHoldingExcess(series, rank, f.cost.added_ns);
+}
+
 // The per-rank reduction a finding stands for, or empty when the finding does not say.
 StepTable ReductionOf(const StepSeries& series, const Finding& f, uint32_t rank) {
   if (f.subject_kind == "phase") {
@@ -78,15 +89,7 @@ StepTable ReductionOf(const StepSeries& series, const Finding& f, uint32_t rank)
     return {};
   }
   if (f.cost.added_ns <= 0) return {};
-  // A function the rank calls in fewer steps than there are: its excess is in those steps.
-  if (const Evidence* lead = LeadFunction(f)) {
-    const double calls = std::round(lead->Get("calls") * static_cast<double>(series.steps()));
-    if (calls >= 1 && calls < static_cast<double>(series.steps())) {
-      return WithoutIntermittentExcess(series, rank, f.cost.added_ns, static_cast<size_t>(calls));
-    }
-  }
-  // ... or whose excess the rank's steps show in a few of them.
-  if (const size_t k = StepsHoldingExcess(series, rank, f.cost.added_ns); k > 0) {
+  if (const size_t k = IntermittentSteps(series, f, rank); k > 0) {
     return WithoutIntermittentExcess(series, rank, f.cost.added_ns, k);
   }
   return WithoutExcess(series, rank, f.cost.added_ns);
@@ -315,6 +318,31 @@ void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, con
     f.cost.estimated_step_ns = w.estimated_step_ns;
     f.severity = w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical
                                                                                  : Severity::kWarning;
+    Evidence e;
+    e.kind = EvidenceKind::kWhatIf;
+    e.detail = "per_step";
+    e.Set("step_ns", w.step_ns).Set("estimated_step_ns", w.estimated_step_ns).Set("saving_ns", w.saving_ns)
+        .Set("steps", static_cast<double>(series.steps()));
+    f.evidence.push_back(std::move(e));
+  }
+}
+
+void CostIntermittentFunctions(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
+                                std::vector<Finding>* findings) {
+  if (series.steps() == 0 || series.ranks() < 2 || series.ranks() != rank_numbers.size()) return;
+  for (Finding& f : *findings) {
+    if (f.kind != FindingKind::kSlowFunction || f.cost.method != CostMethod::kWhatIfFaster || f.ranks.size() != 1) {
+      continue;
+    }
+    const int rank = RankIndex(rank_numbers, f.ranks.front());
+    if (rank < 0 || f.cost.added_ns <= 0 || IntermittentSteps(series, f, static_cast<uint32_t>(rank)) == 0) continue;
+    const WhatIf w = WhatIfByStep(series, ReductionOf(series, f, static_cast<uint32_t>(rank)), step_ns);
+    f.cost.saving_ns = w.saving_ns;
+    f.cost.step_ns = w.step_ns;
+    f.cost.estimated_step_ns = w.estimated_step_ns;
+    f.severity = w.saving_ns <= 0                                                  ? Severity::kInfo
+                 : w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical
+                                                                                   : Severity::kWarning;
     Evidence e;
     e.kind = EvidenceKind::kWhatIf;
     e.detail = "per_step";
