@@ -437,6 +437,26 @@ def test_a_checkpoint_is_all_its_call_paths_and_bounded_where_the_steps_do_not_l
                                                                    "checkpoint").stdout.split())
 
 
+def test_a_stall_every_fourth_step_is_costed_in_its_steps_and_replayed(run_rankscope):
+    """Rank 1 sleeps 40 ms before every fourth step (tests/data/cluster/stall_every_fourth/README.md).
+    The ranks' median steps hardly see it: the median what-if said 4.2 ms/step; in the steps that
+    hold it every peer waits, and the cost is most of its 9.6 ms/step (cluster/cost_model.h,
+    CostIntermittentFunctions). gloo ran the step's two all-reduces on two threads and rank 2's
+    spans started in the other order than its peers': the replay was refused as a cycle."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "stall_every_fourth")
+    top = report["findings"][0]
+    assert top["kind"] == "slow_function" and top["ranks"] == [1]
+    assert top["subject"]["name"].endswith("hiccup|<built-in function sleep>")
+    lead = next(e["values"] for e in top["evidence"] if e["kind"] == "function")
+    assert lead["calls"] < 0.5 and lead["median_calls"] == 0
+    what_ifs = {e["detail"]: e["values"] for e in top["evidence"] if e["kind"] == "what_if"}
+    assert what_ifs["faster"]["saving_ns"] < 0.5 * lead["excess_ns"]
+    assert 0.7 * lead["excess_ns"] <= top["cost"]["saving_ns"] == what_ifs["per_step"]["saving_ns"] <= lead["excess_ns"]
+    replay = report["cluster"]["replay"]
+    assert replay["built"] and replay["faithful"], replay
+    assert replay["by_rank"][0]["rank"] == 1
+
+
 def test_a_fault_from_the_middle_of_the_trace_is_named_by_its_function(run_rankscope):
     """Rank 2 runs 25 ms of extra forward compute from halfway through the profiled steps
     (tests/data/cluster/fault_midway/README.md): 0.5 calls per step of a function no peer calls.
