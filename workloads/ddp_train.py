@@ -10,12 +10,14 @@ Faults can be injected on one rank to create ground truth for the diagnosis:
     --fault slow-data:RANK:MS        the rank's DataLoader sleeps MS per batch
     --fault slow-forward:RANK:MS     the rank does MS of extra compute in forward
     --fault slow-collective:RANK:MS  the rank sleeps MS before its gradient all-reduce
+    --fault host-sleep:RANK:MS       the rank sleeps MS on the training thread before its forward
     --fault checkpoint:RANK:EVERY    every EVERY steps, after the optimizer step, the rank saves a
                                      sharded checkpoint: 8 torch.save calls of 4 MB each (into a
                                      temporary directory, removed at the end)
     --fault hang:RANK:0              the rank stops stepping (sleeps forever in Python) while the
                                      others block inside their next gradient all-reduce
     --fault-from-step N              the fault starts at step N (default 0: from the start)
+    --fault-every N                  ... and is there in every N-th step only (default 1: every step)
 
 An input-bound job (every rank, for telemetry): each sample costs CPU in the DataLoader's worker
 processes, so the host CPU saturates while the training step itself is cheap:
@@ -43,11 +45,12 @@ from profiling import rank_profiler
 
 
 # Faults can start at a given step: every injection point asks this.
-STATE = {"step": 0, "fault_from": 0}
+STATE = {"step": 0, "fault_from": 0, "fault_every": 1}
 
 
 def fault_active():
-    return STATE["step"] >= STATE["fault_from"]
+    since = STATE["step"] - STATE["fault_from"]
+    return since >= 0 and since % STATE["fault_every"] == 0
 
 
 def burn_python(seconds):
@@ -125,6 +128,7 @@ def main():
     p.add_argument("--profile-memory", action="store_true")
     p.add_argument("--fault", default="", help="KIND:RANK:MS (see above)")
     p.add_argument("--fault-from-step", type=int, default=0, help="the fault starts at this step")
+    p.add_argument("--fault-every", type=int, default=1, help="the fault is there in every N-th step only")
     p.add_argument("--collector", choices=["none", "tracker"], default="none",
                    help="tracker: call rankscope.Tracker().step() every step")
     p.add_argument("--step-sleep-ms", type=float, default=0.0, help="extra time per step on every rank")
@@ -132,6 +136,7 @@ def main():
     p.add_argument("--num-workers", type=int, default=0, help="DataLoader worker processes")
     args = p.parse_args()
     STATE["fault_from"] = args.fault_from_step
+    STATE["fault_every"] = max(1, args.fault_every)
 
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -182,6 +187,8 @@ def main():
                 while True:
                     time.sleep(1)
             started = time.perf_counter()
+            if mine and kind == "host-sleep" and fault_active():
+                time.sleep(fault_s)
             opt.zero_grad()
             loss = loss_fn(ddp(x), y)
             loss.backward()
