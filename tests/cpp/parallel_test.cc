@@ -47,7 +47,7 @@ std::vector<RankMetrics> Metrics(const std::vector<RankSummary>& ranks) {
 
 std::vector<Finding> Find(const std::vector<RankSummary>& ranks, const JobLayout& layout) {
   const std::vector<RankMetrics> m = Metrics(ranks);
-  return FindParallelProblems({&ranks, &m, &layout, OutlierRule{3.0, 0.10}, "step", 2 * kMs}).findings;
+  return FindParallelProblems({&ranks, &m, &layout, OutlierRule{3.0, 0.10}, "step", 2 * kMs, {}}).findings;
 }
 
 TEST(Layout, ParsesSpecAndRejectsBadInput) {
@@ -193,6 +193,47 @@ TEST(ParallelFindings, AKnownStragglersStepsAreNotAnImbalance) {
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->Get("steps"), 4);  // the straggler's two steps left out
   EXPECT_EQ(e->ranks, (std::vector<int64_t>{1, 2, 1, 2}));
+}
+
+// Where the slowest rank of each step spends its excess: four data ranks take turns waiting 12 ms
+// longer for their batch. The phases hold the peers' waits too (their backward ends in the wait for
+// the all-reduce), so only the slowest rank's excesses count: data loading, 12 ms per step.
+TEST(ParallelFindings, AnImbalanceSaysWhichPhaseTheSlowestRankSpendsItsExcessIn) {
+  const std::vector<ProcessGroupRef> world = {{"0", "default_pg", "[0, 1, 2, 3]", 4}};
+  std::vector<RankSummary> ranks;
+  for (int64_t r = 0; r < 4; ++r) {
+    std::vector<double> local;
+    for (int64_t s = 0; s < 8; ++s) local.push_back(s % 4 == r ? 32 : 20);
+    ranks.push_back(Rank(r, world, local));
+    for (size_t s = 0; s < 8; ++s) {
+      StepSummary& st = ranks.back().steps[s];
+      const bool slowest = static_cast<int64_t>(s % 4) == r;
+      st.cpu_phase_ns[static_cast<int>(StepPhase::kDataLoading)] = (slowest ? 15 : 3) * kMs;
+      st.cpu_phase_ns[static_cast<int>(StepPhase::kForward)] = 7 * kMs;
+      st.cpu_phase_ns[static_cast<int>(StepPhase::kBackward)] = (slowest ? 10 : 22) * kMs;  // peers wait here
+      st.cpu_phase_ns[static_cast<int>(StepPhase::kOther)] = st.duration_ns() - 32 * kMs;  // 32 ms above, each
+    }
+  }
+  const std::vector<Finding> f = Find(ranks, InferLayout(ranks, nullptr));
+  ASSERT_EQ(f.size(), 1u);
+  ASSERT_EQ(f[0].kind, FindingKind::kPerStepImbalance);
+  const Evidence* e = f[0].FindEvidence(EvidenceKind::kStepImbalance);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->detail, "data_loading");
+  EXPECT_DOUBLE_EQ(e->Get("excess_data_loading_ns"), 12.0 * kMs);
+  EXPECT_DOUBLE_EQ(e->Get("excess_backward_ns"), 0);
+  // Spent in forward (more tokens on that rank): no phase outside the model's work.
+  for (RankSummary& r : ranks) {
+    for (size_t s = 0; s < 8; ++s) {
+      StepSummary& st = r.steps[s];
+      const bool slowest = static_cast<int64_t>(s % 4) == r.rank.rank;
+      st.cpu_phase_ns[static_cast<int>(StepPhase::kDataLoading)] = 3 * kMs;
+      st.cpu_phase_ns[static_cast<int>(StepPhase::kForward)] = (slowest ? 19 : 7) * kMs;
+    }
+  }
+  const std::vector<Finding> g = Find(ranks, InferLayout(ranks, nullptr));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].FindEvidence(EvidenceKind::kStepImbalance)->detail, "forward");
 }
 
 // Stage 0's rank 0 has the larger median (40 vs 25 ms) but is faster than rank 1 in two of six

@@ -1,6 +1,7 @@
 #include "rankscope/cluster/parallel_findings.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -270,6 +271,54 @@ class ParallelRules {
     return out;
   }
 
+  // The CPU phases of a stage's ranks, by step number.
+  class PhaseSteps {
+   public:
+    PhaseSteps(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members) {
+      for (uint32_t r : members) {
+        std::map<int64_t, const StepSummary*>& of = by_step_.emplace_back();
+        for (const StepSummary& st : ranks[r].steps) of[st.number] = &st;
+      }
+    }
+    // Adds, per phase, the positive part of the time the rank at `worst` spent there in step
+    // `number` over the median of the other ranks'. A phase holds a rank's waits too (the wait for
+    // the last all-reduce ends the backward): while the slowest rank ran longer in one phase its
+    // peers waited in another, where the slowest rank is behind; only its excesses count.
+    void AddExcess(int64_t number, size_t worst, std::array<double, kNumStepPhases>* excess) const {
+      std::vector<const StepSummary*> steps;
+      for (const auto& of : by_step_) {
+        const auto it = of.find(number);
+        if (it == of.end()) return;
+        steps.push_back(it->second);
+      }
+      for (int p = 0; p < kNumStepPhases; ++p) {
+        std::vector<double> others;
+        for (size_t i = 0; i < steps.size(); ++i) {
+          if (i != worst) others.push_back(static_cast<double>(steps[i]->cpu_phase_ns[p]));
+        }
+        if (others.empty()) return;
+        (*excess)[p] += std::max(0.0, static_cast<double>(steps[worst]->cpu_phase_ns[p]) - Median(others));
+      }
+    }
+
+   private:
+    std::vector<std::map<int64_t, const StepSummary*>> by_step_;  // per member
+  };
+
+  // Sets "excess_<phase>_ns" (the mean over `steps` of each CPU phase's excess of the step's
+  // slowest rank) and returns the phase that holds at least half of their sum, or "".
+  static std::string SetPhaseExcess(const std::array<double, kNumStepPhases>& sum, double steps, Evidence* e) {
+    double total = 0;
+    int top = 0;
+    for (int p = 0; p < kNumStepPhases; ++p) {
+      const double mean = steps > 0 ? sum[p] / steps : 0;
+      e->Set("excess_" + std::string(StepPhaseName(static_cast<StepPhase>(p))) + "_ns", mean);
+      total += sum[p];
+      if (sum[p] > sum[top]) top = p;
+    }
+    return total > 0 && sum[top] >= 0.5 * total ? std::string(StepPhaseName(static_cast<StepPhase>(top))) : "";
+  }
+
   // One finding per stage whose data-parallel ranks are imbalanced step to step (a pipeline column
   // carries the same micro-batches through every stage, so an input imbalance shows in each).
   std::vector<Finding> PerStepImbalances(std::map<int64_t, std::vector<int64_t>>* judged_steps) const {
@@ -291,12 +340,15 @@ class ParallelRules {
       e.subject = std::to_string(s);
       size_t compared = 0;
       std::vector<int64_t> judged;
+      const PhaseSteps phases(*in_.ranks, members);
+      std::array<double, kNumStepPhases> phase_excess{};
       for (size_t k = 0; k < t.steps.size(); ++k) {
         const std::vector<double>& row = t.local[k];
         const size_t worst = static_cast<size_t>(std::max_element(row.begin(), row.end()) - row.begin());
         if (stragglers.count(Number(members[worst]))) continue;  // the straggler's step, not the input's
         ++compared;
         judged.push_back(t.steps[k]);
+        phases.AddExcess(t.steps[k], worst, &phase_excess);
         const double med = Median(row);
         const double ratio = med > 0 ? row[worst] / med : 0;
         excess_sum += row[worst] - med;
@@ -325,6 +377,7 @@ class ParallelRules {
       e.Set("distinct_slowest", static_cast<double>(slowest.size()));
       e.Set("min_ratio", ratio_min).Set("max_ratio", ratio_max).Set("mean_excess_ns", mean_excess);
       e.Set("rank_median_spread_share", median_of_ranks > 0 ? max_rank / median_of_ranks - 1 : 0);
+      e.detail = SetPhaseExcess(phase_excess, steps, &e);
       Finding f;
       f.kind = FindingKind::kPerStepImbalance;
       for (uint32_t r : members) f.ranks.push_back(Number(r));

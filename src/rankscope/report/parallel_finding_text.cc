@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "rankscope/report/finding_text.h"
 #include "rankscope/report/text_format.h"
 
 namespace rankscope {
@@ -55,6 +56,26 @@ std::string ParallelFindingTitle(const Finding& f) {
   }
 }
 
+// Where the slowest rank of each step spends its excess says what to balance: the model's work
+// (forward, backward: more tokens on that rank), its input, or code outside the model that runs
+// on one rank in each step (a hook, a periodic task that rotates across the ranks).
+std::string ImbalanceNextSentence(const Finding& f) {
+  const Evidence* e = f.FindEvidence(EvidenceKind::kStepImbalance);
+  const std::string phase = e ? e->detail : "";
+  if (phase == "data_loading") {
+    return "balance the input per step: the slowest rank of each step waits for its batch; look at the "
+           "DataLoader of the ranks (workers, prefetch, the shards they read) and the samples that take longest";
+  }
+  if (phase == "optimizer" || phase == "other") {
+    return fmt::format("find the code in {} that runs on one rank per step (a hook, logging, a periodic task "
+                       "that takes turns across the ranks): `rankscope analyze --rank R` for the Python paths of the "
+                       "slowest ranks",
+                       PhaseWords(phase));
+  }
+  return "balance the work per step across data-parallel ranks: bucket or pack samples by length, or "
+         "sort/shard batches by tokens instead of by samples";
+}
+
 std::string ParallelNextSentence(const Finding& f) {
   switch (f.kind) {
     case FindingKind::kSlowStage:
@@ -65,9 +86,7 @@ std::string ParallelNextSentence(const Finding& f) {
       return fmt::format("compare {} with another rank of stage {} (`rankscope analyze --rank {}`): operators, "
                          "clocks, what else runs on its host",
                          Ranks(f.ranks), f.subject, f.ranks.empty() ? 0 : f.ranks.front());
-    case FindingKind::kPerStepImbalance:
-      return "balance the work per step across data-parallel ranks: bucket or pack samples by length, or "
-             "sort/shard batches by tokens instead of by samples";
+    case FindingKind::kPerStepImbalance: return ImbalanceNextSentence(f);
     default: return "";
   }
 }
@@ -84,8 +103,13 @@ std::string ParallelEvidenceSentence(const Evidence& e, const Finding& f) {
   }
   std::string seq;
   for (int64_t r : e.ranks) seq += (seq.empty() ? "" : " ") + std::to_string(r);
-  return fmt::format("slowest rank per step: {}; on average {}{} above the step's median", seq,
-                     D(e.Get("mean_excess_ns")), Per(f));
+  std::string where;
+  if (!e.detail.empty()) {
+    where = fmt::format("; its excess is mostly in {} (+{}{} over the other ranks' median there)",
+                        PhaseWords(e.detail), D(e.Get("excess_" + e.detail + "_ns")), Per(f));
+  }
+  return fmt::format("slowest rank per step: {}; on average {}{} above the step's median{}", seq,
+                     D(e.Get("mean_excess_ns")), Per(f), where);
 }
 
 }  // namespace rankscope
