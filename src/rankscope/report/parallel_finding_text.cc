@@ -15,6 +15,26 @@ std::string Ranks(const std::vector<int64_t>& r) {
   return fmt::format("{} {}", r.size() == 1 ? "rank" : "ranks", fmt::join(r, ", "));
 }
 
+// Where the slowest rank of each step spends its excess says what to balance: the model's work
+// (forward, backward: more tokens on that rank), its input, or code outside the model that runs
+// on one rank in each step (a hook, a periodic task that rotates across the ranks).
+std::string ImbalanceNextSentence(const Finding& f) {
+  const Evidence* e = f.FindEvidence(EvidenceKind::kStepImbalance);
+  const std::string phase = e ? e->detail : "";
+  if (phase == "data_loading") {
+    return "balance the input per step: the slowest rank of each step waits for its batch; look at the "
+           "DataLoader of the ranks (workers, prefetch, the shards they read) and the samples that take longest";
+  }
+  if (phase == "optimizer" || phase == "other") {
+    return fmt::format("find the code in {} that runs on one rank per step (a hook, logging, a periodic task "
+                       "that takes turns across the ranks): `rankscope analyze --rank R` for the Python paths of the "
+                       "slowest ranks",
+                       PhaseWords(phase));
+  }
+  return "balance the work per step across data-parallel ranks: bucket or pack samples by length, or "
+         "sort/shard batches by tokens instead of by samples";
+}
+
 }  // namespace
 
 bool IsParallelFinding(FindingKind kind) {
@@ -54,26 +74,6 @@ std::string ParallelFindingTitle(const Finding& f) {
     }
     default: return "";
   }
-}
-
-// Where the slowest rank of each step spends its excess says what to balance: the model's work
-// (forward, backward: more tokens on that rank), its input, or code outside the model that runs
-// on one rank in each step (a hook, a periodic task that rotates across the ranks).
-std::string ImbalanceNextSentence(const Finding& f) {
-  const Evidence* e = f.FindEvidence(EvidenceKind::kStepImbalance);
-  const std::string phase = e ? e->detail : "";
-  if (phase == "data_loading") {
-    return "balance the input per step: the slowest rank of each step waits for its batch; look at the "
-           "DataLoader of the ranks (workers, prefetch, the shards they read) and the samples that take longest";
-  }
-  if (phase == "optimizer" || phase == "other") {
-    return fmt::format("find the code in {} that runs on one rank per step (a hook, logging, a periodic task "
-                       "that takes turns across the ranks): `rankscope analyze --rank R` for the Python paths of the "
-                       "slowest ranks",
-                       PhaseWords(phase));
-  }
-  return "balance the work per step across data-parallel ranks: bucket or pack samples by length, or "
-         "sort/shard batches by tokens instead of by samples";
 }
 
 std::string ParallelNextSentence(const Finding& f) {
