@@ -22,6 +22,10 @@ scenario ("10%"). Kinds:
     slow-collective     a sleep in the DDP communication hook before every gradient all-reduce the
                         rank launches (AMOUNT per step, split over the step's buckets)
     host-sleep          time.sleep(AMOUNT) on the training thread before each forward
+    host-stall          time.sleep(4 x AMOUNT) on the training thread before every fourth forward:
+                        AMOUNT per step on average, in a quarter of the steps (a stall that comes and
+                        goes: a periodic flush, a slow shard, a pause); its steps are measured by
+                        their mean, which the stall moves, not their median, which it does not
     cpu-hog             a Python thread in the rank that burns CPU (and holds the GIL) for a share
                         AMOUNT / step time of the wall clock, in 5 ms slices
 
@@ -69,11 +73,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from rankscope import _cpu_sched  # noqa: E402
 
 KINDS = ("none", "slow-data", "slow-forward", "slow-backward", "slow-optimizer", "slow-kernel-shapes",
-         "slow-collective", "host-sleep", "cpu-hog")
+         "slow-collective", "host-sleep", "host-stall", "cpu-hog")
+# Faults in some steps only: a scenario with one is measured by the mean step.
+STALL_EVERY = 4
 COMPUTE_KINDS = ("slow-forward", "slow-backward", "slow-optimizer", "slow-kernel-shapes")
 
 # This rank's current fault: what the hooks read.
-FAULT = {"kind": "none", "seconds": 0.0, "buckets": 1, "calls": 0}
+FAULT = {"kind": "none", "seconds": 0.0, "buckets": 1, "calls": 0, "stall_steps": 0}
 
 
 def parse_ranks(ranks, world):
@@ -318,6 +324,12 @@ class Job:
         x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
         if FAULT["kind"] == "host-sleep":
             time.sleep(FAULT["seconds"])
+        elif FAULT["kind"] == "host-stall":
+            # The second step of every STALL_EVERY counted from apply(): a measuring block's first
+            # step, which paired_steps leaves out, never holds it.
+            if FAULT["stall_steps"] % STALL_EVERY == 1:
+                time.sleep(FAULT["seconds"] * STALL_EVERY)
+            FAULT["stall_steps"] += 1
         self.opt.zero_grad()
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
             out = self.ddp(x)
@@ -347,10 +359,11 @@ class Job:
             activities.append(torch.profiler.ProfilerActivity.CUDA)
         return activities
 
-    def agreed_median_ms(self, times):
-        """The median step time, the largest over ranks (the same on every rank)."""
+    def agreed_median_ms(self, times, mean=False):
+        """The median step time (or the mean), the largest over ranks (the same on every rank)."""
         # NCCL reduces GPU tensors only.
-        t = torch.tensor([statistics.median(times) * 1e3], dtype=torch.float64,
+        value = statistics.fmean(times) if mean else statistics.median(times)
+        t = torch.tensor([value * 1e3], dtype=torch.float64,
                          device=self.device if self.args.backend == "nccl" else "cpu")
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return float(t.item())
@@ -361,7 +374,7 @@ class Job:
         ms = scenario["ms"] if scenario["ms"] is not None else scenario["share"] * base_ms
         scenario["ms"] = round(ms, 3)
         seconds = ms / 1e3 if kind != "none" else 0.0
-        FAULT.update(kind=kind, seconds=seconds, buckets=self.buckets)
+        FAULT.update(kind=kind, seconds=seconds, buckets=self.buckets, stall_steps=0)
         self.dataset.delay_s = seconds / self.args.batch_size if kind == "slow-data" else 0.0
         self.hog.set(seconds * 1e3 / base_ms if kind == "cpu-hog" else 0.0)
 
@@ -388,14 +401,16 @@ class Job:
                 prof.step()
                 if i == 0:
                     sched_before = _cpu_sched.snapshot()
-        scenario["step_ms"] = round(self.agreed_median_ms(times), 3)
+        stall = "host-stall" in scenario["kind"]
+        scenario["step_ms"] = round(self.agreed_median_ms(times, mean=stall), 3)
         if args.measure_steps:
             # What fixing the fault saves, measured without the profiler (bench/accuracy): the
             # step time with the fault and without it, in interleaved blocks, so that a drift of
-            # the machine's load moves both alike.
-            with_fault, without = self.paired_steps(scenario, args.measure_steps)
-            scenario["plain_step_ms"] = round(self.agreed_median_ms(with_fault), 3)
-            scenario["plain_fault_free_ms"] = round(self.agreed_median_ms(without), 3)
+            # the machine's load moves both alike. A stall's blocks hold STALL_EVERY counted steps.
+            with_fault, without = self.paired_steps(scenario, args.measure_steps,
+                                                    block=STALL_EVERY + 1 if stall else 4)
+            scenario["plain_step_ms"] = round(self.agreed_median_ms(with_fault, mean=stall), 3)
+            scenario["plain_fault_free_ms"] = round(self.agreed_median_ms(without, mean=stall), 3)
         dist.barrier()
 
     def paired_steps(self, scenario, n, block=4):

@@ -41,7 +41,7 @@ import scoring  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 KINDS = ["slow-data", "slow-forward", "slow-backward", "slow-optimizer", "slow-collective", "cpu-hog", "host-sleep",
-         "node", "two-faults"]
+         "host-stall", "node", "two-faults"]
 
 
 def rankscope_bin(arg):

@@ -34,6 +34,7 @@ PATTERNS = {
     "slow-kernel-shapes": COMPUTE,
     "slow-collective": ["sleep", "delayed_allreduce"],
     "host-sleep": ["sleep"],
+    "host-stall": ["sleep"],
     "slow-data": ["__getitem__", "sleep", "dataloader", "data_loading"],
     "cpu-hog": ["cpu_hog", "cpuhog"],
 }

@@ -39,7 +39,7 @@ if [ "$MODE" = ground-truth ]; then
   # run every few scenarios (what-if measurements use the nearest one).
   S=(--scenario clean0:none:-:0)
   i=0
-  for kind in ${KINDS:-slow-forward host-sleep slow-data slow-collective slow-backward slow-optimizer slow-kernel-shapes cpu-hog node}; do
+  for kind in ${KINDS:-slow-forward host-sleep host-stall slow-data slow-collective slow-backward slow-optimizer slow-kernel-shapes cpu-hog node}; do
     for pct in ${PCTS:-5 10 25}; do
       r=$(( (i % (NPROC - 1)) + 1 )); i=$((i + 1))
       if [ $kind = node ]; then S+=(--scenario "node$pct:slow-forward:2,3:$pct%")
