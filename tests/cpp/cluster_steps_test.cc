@@ -272,6 +272,7 @@ TEST(CostModel, ASlowFunctionOfAFewStepsIsCostedInThoseSteps) {
   // stall sets the pace: about 3 x 58 ms / 10.
   StepSeries s = Series(4, 10);
   for (size_t i : {0u, 4u, 8u}) s.local_ns[3][i] += 60 * kMs;
+  for (size_t i : {1u, 5u}) s.local_ns[2][i] += 15 * kMs;  // rank 12: long in two steps
   std::vector<Finding> findings = {SlowFunction(13, 18 * kMs, 0.3, 4 * kMs),
                                    SlowFunction(12, 3 * kMs, 1.0, 2.5 * kMs)};
   CostIntermittentFunctions(s, {10, 11, 12, 13}, 120 * kMs, &findings);
@@ -281,7 +282,8 @@ TEST(CostModel, ASlowFunctionOfAFewStepsIsCostedInThoseSteps) {
   const Evidence* per_step = findings[0].FindEvidence(EvidenceKind::kWhatIf);
   ASSERT_NE(per_step, nullptr);
   EXPECT_EQ(per_step->detail, "per_step");
-  // A function of every step keeps the median what-if's cost: rank 12 shows no stall.
+  // A function called in every step keeps the median what-if's cost, even where the rank's steps
+  // hold its excess in a few (rank 12: as likely the noise of a small excess).
   EXPECT_DOUBLE_EQ(findings[1].cost.saving_ns, 2.5 * kMs);
   EXPECT_EQ(findings[1].FindEvidence(EvidenceKind::kWhatIf), nullptr);
 }

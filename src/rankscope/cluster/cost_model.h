@@ -86,9 +86,8 @@ void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, con
                    double step_ns,
                    double min_excess_ns, std::vector<Finding>* findings);
 
-// Costs the slow_function findings about one rank whose excess lies in a few steps (a function
-// called in fewer steps than there are, or whose excess the rank's steps show in a few of them)
-// step by step, in those steps. The median what-if (what_if.h) takes the average excess off the
+// Costs the slow_function findings about one rank whose function the rank calls in fewer steps
+// than there are step by step, its excess in those steps (ReductionOf). The median what-if (what_if.h) takes the average excess off the
 // rank's median step, which such a function seldom touches: a 40 ms sleep every fourth step cost
 // 4.2 ms/step that way, about 8 measured. The median estimate stays evidence. Findings are left unranked.
 void CostIntermittentFunctions(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
