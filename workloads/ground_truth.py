@@ -74,7 +74,7 @@ from rankscope import _cpu_sched  # noqa: E402
 
 KINDS = ("none", "slow-data", "slow-forward", "slow-backward", "slow-optimizer", "slow-kernel-shapes",
          "slow-collective", "host-sleep", "host-stall", "cpu-hog")
-# Faults in some steps only: a scenario with one is measured by the mean step.
+# host-stall sleeps in one step of every STALL_EVERY; its scenarios are measured by the mean step.
 STALL_EVERY = 4
 COMPUTE_KINDS = ("slow-forward", "slow-backward", "slow-optimizer", "slow-kernel-shapes")
 
@@ -359,7 +359,7 @@ class Job:
             activities.append(torch.profiler.ProfilerActivity.CUDA)
         return activities
 
-    def agreed_median_ms(self, times, mean=False):
+    def agreed_step_ms(self, times, mean=False):
         """The median step time (or the mean), the largest over ranks (the same on every rank)."""
         # NCCL reduces GPU tensors only.
         value = statistics.fmean(times) if mean else statistics.median(times)
@@ -402,15 +402,15 @@ class Job:
                 if i == 0:
                     sched_before = _cpu_sched.snapshot()
         stall = "host-stall" in scenario["kind"]
-        scenario["step_ms"] = round(self.agreed_median_ms(times, mean=stall), 3)
+        scenario["step_ms"] = round(self.agreed_step_ms(times, mean=stall), 3)
         if args.measure_steps:
             # What fixing the fault saves, measured without the profiler (bench/accuracy): the
             # step time with the fault and without it, in interleaved blocks, so that a drift of
             # the machine's load moves both alike. A stall's blocks hold STALL_EVERY counted steps.
             with_fault, without = self.paired_steps(scenario, args.measure_steps,
                                                     block=STALL_EVERY + 1 if stall else 4)
-            scenario["plain_step_ms"] = round(self.agreed_median_ms(with_fault, mean=stall), 3)
-            scenario["plain_fault_free_ms"] = round(self.agreed_median_ms(without, mean=stall), 3)
+            scenario["plain_step_ms"] = round(self.agreed_step_ms(with_fault, mean=stall), 3)
+            scenario["plain_fault_free_ms"] = round(self.agreed_step_ms(without, mean=stall), 3)
         dist.barrier()
 
     def paired_steps(self, scenario, n, block=4):
@@ -462,7 +462,7 @@ def main():
     job.extra.calibrate()
     job.timed_steps(args.warmup_steps)  # DDP's first step builds its buckets; caches warm up
     job.buckets = count_buckets(job)
-    base_ms = job.agreed_median_ms(job.profiled_steps(args.calibrate_steps))
+    base_ms = job.agreed_step_ms(job.profiled_steps(args.calibrate_steps))
     for scenario in scenarios:
         job.apply(scenario, base_ms)
         job.record(scenario)
