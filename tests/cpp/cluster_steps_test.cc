@@ -246,14 +246,11 @@ TEST(CostModel, AFunctionCalledInSomeStepsIsCostedInThoseSteps) {
 // A slow_function finding as the median what-if costs it (findings.cc): `saving_ns` from the
 // ranks' median local times, which a stall in a few steps seldom moves.
 Finding SlowFunction(int64_t rank, double added_ns, double calls, double saving_ns) {
-  Finding f;
+  Finding f = ExtraWork(rank, added_ns);
   f.kind = FindingKind::kSlowFunction;
   f.severity = Severity::kWarning;
-  f.ranks = {rank};
   f.subject = "probe.py(43): <module>|probe.py(23): hiccup|<built-in function sleep>";
-  f.subject_kind = "python_path";
   f.cost.method = CostMethod::kWhatIfFaster;
-  f.cost.added_ns = added_ns;
   f.cost.saving_ns = saving_ns;
   f.cost.step_ns = 120 * kMs;
   f.cost.estimated_step_ns = 120 * kMs - saving_ns;

@@ -147,6 +147,22 @@ bool HeldByAnother(const Finding& f, const std::vector<Finding>& findings) {
   });
 }
 
+// A function finding costed step by step: its saving, severity and `per_step` what-if evidence.
+void SetPerStepCost(const WhatIf& w, size_t steps, Finding* f) {
+  f->cost.saving_ns = w.saving_ns;
+  f->cost.step_ns = w.step_ns;
+  f->cost.estimated_step_ns = w.estimated_step_ns;
+  f->severity = w.saving_ns <= 0                                                  ? Severity::kInfo
+                : w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical
+                                                                                  : Severity::kWarning;
+  Evidence e;
+  e.kind = EvidenceKind::kWhatIf;
+  e.detail = "per_step";
+  e.Set("step_ns", w.step_ns).Set("estimated_step_ns", w.estimated_step_ns).Set("saving_ns", w.saving_ns)
+      .Set("steps", static_cast<double>(steps));
+  f->evidence.push_back(std::move(e));
+}
+
 }  // namespace
 
 CombinedWhatIf WhatIfAllFindings(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
@@ -319,17 +335,7 @@ void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, con
     const WhatIf w = WhatIfByStep(series, after, step_ns);
     if (w.saving_ns < min_excess_ns) continue;
     f.cost.method = CostMethod::kWhatIfFaster;
-    f.cost.saving_ns = w.saving_ns;
-    f.cost.step_ns = w.step_ns;
-    f.cost.estimated_step_ns = w.estimated_step_ns;
-    f.severity = w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical
-                                                                                 : Severity::kWarning;
-    Evidence e;
-    e.kind = EvidenceKind::kWhatIf;
-    e.detail = "per_step";
-    e.Set("step_ns", w.step_ns).Set("estimated_step_ns", w.estimated_step_ns).Set("saving_ns", w.saving_ns)
-        .Set("steps", static_cast<double>(series.steps()));
-    f.evidence.push_back(std::move(e));
+    SetPerStepCost(w, series.steps(), &f);
   }
 }
 
@@ -346,19 +352,8 @@ void CostIntermittentFunctions(const StepSeries& series, const std::vector<int64
     // (a clean run's oversleeping emulated device: 2.2 ms/step by the median what-if, 2.7 step by
     // step), which the median what-if states better.
     if (rank < 0 || f.cost.added_ns <= 0 || StepsCalledIn(series, f) == 0) continue;
-    const WhatIf w = WhatIfByStep(series, ReductionOf(series, f, static_cast<uint32_t>(rank)), step_ns);
-    f.cost.saving_ns = w.saving_ns;
-    f.cost.step_ns = w.step_ns;
-    f.cost.estimated_step_ns = w.estimated_step_ns;
-    f.severity = w.saving_ns <= 0                                                  ? Severity::kInfo
-                 : w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical
-                                                                                   : Severity::kWarning;
-    Evidence e;
-    e.kind = EvidenceKind::kWhatIf;
-    e.detail = "per_step";
-    e.Set("step_ns", w.step_ns).Set("estimated_step_ns", w.estimated_step_ns).Set("saving_ns", w.saving_ns)
-        .Set("steps", static_cast<double>(series.steps()));
-    f.evidence.push_back(std::move(e));
+    SetPerStepCost(WhatIfByStep(series, ReductionOf(series, f, static_cast<uint32_t>(rank)), step_ns), series.steps(),
+                   &f);
   }
 }
 
