@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "rankscope/cluster/cluster_diagnosis.h"
+#include "rankscope/cluster/wrapped_paths.h"
 #include "rankscope/report/analysis_report.h"
 #include "rankscope/report/finding_json.h"
 #include "rankscope/report/finding_text.h"
@@ -455,6 +456,79 @@ TEST(FunctionOutliers, ZerosCappedTablesThreadsAndDeepestPaths) {
   EXPECT_EQ(engine->compared, 5u);
   // The minimum excess drops small deviations.
   EXPECT_EQ(FindFunctionOutliers(ranks, metrics, {3.0, 0.10}, 27 * kMs).size(), 1u);
+}
+
+// Rank 1 runs its middle layers through activation checkpointing: the same modules under extra
+// wrapper frames in forward, and their forward again in backward. Only the recomputation is
+// extra; the wrapped forward is compared under its peers' path (cluster/wrapped_paths.h).
+TEST(FunctionOutliers, WorkAWrapperReachesIsComparedUnderThePeersPath) {
+  const std::string fwd = "m.py: main|nn.Module: Net_0|m.py(28): forward";
+  const std::string wrap = fwd + "|_compile.py(42): inner|checkpoint.py(354): checkpoint";
+  const std::string mid = "|nn.Module: Sequential_0|container.py(248): forward";
+  const std::string lin = mid + "|nn.Module: Linear_1|<built-in function linear>";
+  const std::string recompute = "m.py: main|autograd.py: backward|checkpoint.py(1657): recompute_fn";
+  auto path = [](const std::string& name, double ms) {
+    return FunctionStat{name, "1 (python)", ActivityClass::kNone, 4, 0, 0, 0, 0, static_cast<int64_t>(4 * ms * kMs)};
+  };
+  for (const double wrapped_ms : {20.0, 45.0}) {  // as fast as its peers, then slower
+    std::vector<RankSummary> ranks;
+    for (int r = 0; r < 5; ++r) {
+      ranks.push_back(MakeRank(r));
+      auto& rows = ranks[r].python_paths.rows;
+      rows.push_back(path(fwd, 30));
+      if (r != 1) {
+        rows.push_back(path(fwd + mid, 20));
+        rows.push_back(path(fwd + lin, 15));
+        rows.push_back(path("m.py: main|<built-in function len>", 0.5));
+        continue;
+      }
+      rows.push_back(path(wrap.substr(0, wrap.rfind('|')), wrapped_ms + 0.2));
+      rows.push_back(path(wrap, wrapped_ms + 0.1));
+      rows.push_back(path(wrap + mid, wrapped_ms));
+      rows.push_back(path(wrap + lin, 0.75 * wrapped_ms));
+      rows.push_back(path(recompute + mid, 20));
+      rows.push_back(path(recompute + lin, 15));
+      // A builtin both call: never aligned (it is called from everywhere).
+      rows.push_back(path(wrap + "|<built-in function len>", 0.5));
+    }
+    std::vector<RankMetrics> metrics;
+    for (const RankSummary& r : ranks) metrics.push_back(ComputeRankMetrics(r, true));
+    const std::vector<FunctionOutlier> out = FindFunctionOutliers(ranks, metrics, {3.0, 0.10}, 2 * kMs);
+    std::vector<std::string> names;
+    for (const FunctionOutlier& f : out) {
+      EXPECT_EQ(f.rank, 1u);
+      names.push_back(f.name);
+    }
+    auto named = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
+    EXPECT_TRUE(named(recompute + mid));  // the recomputation (its Linear too: 75 % of it)
+    for (const std::string& n : names) EXPECT_EQ(n.find("checkpoint.py(354)"), std::string::npos) << n;
+    EXPECT_EQ(named(fwd + mid), wrapped_ms == 45.0);  // a slower wrapped forward, under the peers' path
+    if (wrapped_ms == 45.0) EXPECT_DOUBLE_EQ(out[0].excess_ns, 25 * kMs);
+  }
+}
+
+// A block of frames with a module's call in it is other code, not a wrapper: not aligned.
+TEST(FunctionOutliers, PathsThroughOtherModulesAreNotAligned) {
+  std::vector<FunctionSamples> functions = {
+      {FunctionKind::kPythonPath, "m.py: main|nn.Module: Extra_0|x.py: f|y.py: g", "", false,
+       {{0, 0, 0, 0}, {1, 9 * kMs, 1, 0}, {2, 0, 0, 0}}},
+      {FunctionKind::kPythonPath, "m.py: main|y.py: g", "", false, {{0, 9 * kMs, 1, 0}, {1, 0, 0, 0}, {2, 9 * kMs, 1, 0}}},
+      {FunctionKind::kPythonPath, "m.py: main|w.py: wrap|y.py: g", "", false,
+       {{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 0, 0, 0}}}};
+  EXPECT_EQ(AlignWrappedPaths(&functions), 0u);
+  EXPECT_EQ(functions.size(), 3u);
+  // The same call under one wrapper function is aligned, and the wrapper's own path goes.
+  functions = {{FunctionKind::kPythonPath, "m.py: main|w.py: wrap", "", false,
+                {{0, 0, 0, 0}, {1, 9.5 * kMs, 1, 0}, {2, 0, 0, 0}}},
+               {FunctionKind::kPythonPath, "m.py: main|w.py: wrap|y.py: g", "", false,
+                {{0, 0, 0, 0}, {1, 9 * kMs, 1, 0}, {2, 0, 0, 0}}},
+               {FunctionKind::kPythonPath, "m.py: main|y.py: g", "", false,
+                {{0, 8 * kMs, 1, 0}, {1, 0, 0, 0}, {2, 8 * kMs, 1, 0}}}};
+  EXPECT_EQ(AlignWrappedPaths(&functions), 1u);
+  ASSERT_EQ(functions.size(), 1u);
+  EXPECT_EQ(functions[0].name, "m.py: main|y.py: g");
+  ASSERT_EQ(functions[0].samples.size(), 3u);
+  EXPECT_DOUBLE_EQ(functions[0].samples[1].value_ns, 9 * kMs);
 }
 
 // In a pipelined job a rank is compared with the ranks that run the same layers.

@@ -457,6 +457,20 @@ def test_a_stall_every_fourth_step_is_costed_in_its_steps_and_replayed(run_ranks
     assert replay["by_rank"][0]["rank"] == 1
 
 
+def test_the_forward_a_rank_runs_through_activation_checkpointing_is_not_extra_work(run_rankscope):
+    """Rank 1 runs its middle layers through torch.utils.checkpoint
+    (tests/data/cluster/activation_checkpointing/README.md): the same modules under the wrapper's
+    frames in forward, and their forward again in backward. Only the recomputation is extra work;
+    before, the wrapped forward, which every peer runs too, was 35 of the 60 ms/step named."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "activation_checkpointing")
+    top = report["findings"][0]
+    assert top["kind"] == "extra_work" and top["ranks"] == [1]
+    assert "recompute_fn|nn.Module: Sequential_0" in top["subject"]["name"]
+    assert top["cost"]["saving_ns"] > 0
+    subjects = [e["subject"] or "" for f in report["findings"] for e in f["evidence"]]
+    assert subjects and not any("checkpoint.py(354): checkpoint" in s for s in subjects), subjects
+
+
 def test_a_fault_from_the_middle_of_the_trace_is_named_by_its_function(run_rankscope):
     """Rank 2 runs 25 ms of extra forward compute from halfway through the profiled steps
     (tests/data/cluster/fault_midway/README.md): 0.5 calls per step of a function no peer calls.

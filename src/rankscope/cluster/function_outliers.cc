@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "rankscope/analysis/stats.h"
+#include "rankscope/cluster/wrapped_paths.h"
 
 namespace rankscope {
 namespace {
@@ -281,6 +282,7 @@ std::vector<FunctionSamples> CollectFunctionSamples(const std::vector<RankSummar
     std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.rank < b.rank; });
     out.push_back({e->key.kind, std::string(e->key.name), std::string(e->key.detail), e->wait, std::move(samples)});
   }
+  AlignWrappedPaths(&out);
   return out;
 }
 

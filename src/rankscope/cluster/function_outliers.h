@@ -22,7 +22,9 @@
 //    code, e.g. a backward hook inside autograd's evaluate_function); Python call paths by path (summed over
 //    threads: thread ids differ between processes; object addresses in builtin frames are masked
 //    as "0x?" for the same reason): a path is not reported when a deeper path of the same rank
-//    accounts for 80 % of its excess (the callee is the answer);
+//    accounts for 80 % of its excess (the callee is the answer); a path some ranks reach through
+//    a wrapper (activation checkpointing, a compiled function) is compared under the path of the
+//    ranks that do not (wrapped_paths.h);
 //  - collectives by op, dtype, algorithm, protocol, group size and GPU/CPU;
 //  - step phases are compared on their own (phase_outliers.h).
 // Waits (a sleep, a lock, a GPU synchronisation; analysis/wait_functions.h) are compared like any
