@@ -186,6 +186,22 @@ TEST(UnevenTiming, DiagnoseClusterTellsTheMachinesImbalanceFromTheInputs) {
   EXPECT_EQ(same_work[1]->ranks, (std::vector<int64_t>{3}));
   const FindingWords sharded_text = DescribeFinding(s);
   EXPECT_NE(sharded_text.title.find("each rank ran the same operators"), std::string::npos) << sharded_text.title;
+  // Two ranks each (a process group of ranks 2 and 3): no shapes shared by most, and the words
+  // say so instead of naming every rank as different from "the rest".
+  std::vector<RankSummary> halves = shard;
+  halves[2] = Rank(2, 78);
+  const StatusOr<ClusterDiagnosis> split = DiagnoseCluster(halves, ClusterOptions{});
+  ASSERT_TRUE(split.ok());
+  ASSERT_FALSE(split->findings.empty());
+  const Evidence* own = nullptr;
+  for (const Evidence& ev : split->findings.front().evidence) {
+    if (ev.detail == "own_work") own = &ev;
+  }
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->ranks, split->findings.front().ranks);
+  const std::string words = DescribeEvidence(*own, split->findings.front());
+  EXPECT_NE(words.find("no set of input shapes is shared by most of ranks 0, 1, 2, 3"), std::string::npos) << words;
+  EXPECT_EQ(words.find("the rest"), std::string::npos) << words;
 
   for (const auto* ranks : {&input, &unshaped}) {
     const StatusOr<ClusterDiagnosis> other = DiagnoseCluster(*ranks, ClusterOptions{});

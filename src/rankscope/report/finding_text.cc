@@ -506,6 +506,13 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kStage:
     case EvidenceKind::kStepImbalance: return ParallelEvidenceSentence(e, f);
     case EvidenceKind::kSameWork:
+      if (e.detail == "own_work" && e.ranks == f.ranks) {  // no set of shapes is shared by most of them
+        return fmt::format("no set of input shapes is shared by most of {}: they ran different ones, the same on "
+                           "each rank in each of the {:.0f} steps — a constant difference (an uneven parameter "
+                           "shard, a layer or a process group of some ranks' own), which would make the same ranks "
+                           "slower in every step, not a different one in each",
+                           Ranks(e.ranks), e.Get("steps"));
+      }
       if (e.detail == "own_work") {
         return fmt::format("{} ran other input shapes than the rest, the same in each of the {:.0f} steps: a constant "
                            "difference (an uneven parameter shard, a layer of its own), which would make one rank "
