@@ -507,6 +507,45 @@ TEST(FunctionOutliers, WorkAWrapperReachesIsComparedUnderThePeersPath) {
   }
 }
 
+// Ranks 0 and 1 also all-reduce in a process group of their own, and their gloo traces do not say
+// which group each all-reduce ran in (no "Group size"): their collectives are compared with their
+// peers' without the size, instead of being extra on them and missing under "n=6".
+TEST(FunctionOutliers, CollectivesOfAnUnknownGroupSizeAreComparedWithoutIt) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 6; ++r) {
+    ranks.push_back(MakeRank(r));
+    ranks[r].collective_types.clear();
+    auto add = [&](int64_t size, double ms_per_step) {
+      CollectiveType t;
+      t.op = "all_reduce";
+      t.dtype = "float";
+      t.group_size = size;
+      t.on_gpu = false;
+      t.busy_ns = static_cast<int64_t>(4 * ms_per_step * kMs);
+      t.count = 8;
+      ranks[r].collective_types.push_back(t);
+    };
+    if (r < 2) {
+      add(-1, 30);  // the DDP all-reduces and the subgroup's, one type: the size unknown
+    } else {
+      add(6, 31);
+    }
+  }
+  std::vector<RankMetrics> metrics;
+  for (const RankSummary& r : ranks) metrics.push_back(ComputeRankMetrics(r, true));
+  const std::vector<FunctionSamples> functions = CollectFunctionSamples(ranks, metrics, 2 * kMs);
+  const auto all_reduce = std::find_if(functions.begin(), functions.end(),
+                                       [](const FunctionSamples& f) { return f.kind == FunctionKind::kCollective; });
+  ASSERT_NE(all_reduce, functions.end());
+  EXPECT_EQ(all_reduce->name, "all_reduce");
+  EXPECT_EQ(all_reduce->detail, "float cpu");
+  EXPECT_EQ(all_reduce->samples.size(), 6u);
+  EXPECT_EQ(std::count_if(functions.begin(), functions.end(),
+                          [](const FunctionSamples& f) { return f.kind == FunctionKind::kCollective; }),
+            1);
+  EXPECT_TRUE(FindFunctionOutliers(functions, {3.0, 0.10}, 2 * kMs).empty());
+}
+
 // A block of frames with a module's call in it is other code, not a wrapper: not aligned.
 TEST(FunctionOutliers, PathsThroughOtherModulesAreNotAligned) {
   std::vector<FunctionSamples> functions = {

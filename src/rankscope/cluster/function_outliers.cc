@@ -59,6 +59,7 @@ class Collector {
       : ranks_(ranks), metrics_(metrics), min_excess_ns_(min_excess_ns), missing_(ranks.size()) {}
 
   void Collect() {
+    FindUnsizedCollectives();
     for (uint32_t r = 0; r < ranks_.size(); ++r) {
       const RankSummary& s = ranks_[r];
       AddTable(r, FunctionKind::kKernel, s.kernels, /*keep_detail=*/true);
@@ -139,17 +140,41 @@ class Collector {
     }
   }
 
+  // A collective type's key without its group size: "float ring LL cpu".
+  static std::string CollectiveDetail(const CollectiveType& t, bool with_size) {
+    std::string detail = t.dtype;
+    if (!t.algorithm.empty()) detail += " " + t.algorithm;
+    if (!t.protocol.empty()) detail += " " + t.protocol;
+    if (with_size && t.group_size > 0) detail += " n=" + std::to_string(t.group_size);
+    return detail + (t.on_gpu ? " gpu" : " cpu");
+  }
+
+  // The collective types some rank does not know the group size of: a rank in process groups of
+  // several sizes whose trace does not say which group a collective ran in (gloo on CPU records
+  // no "Group size"). Their types are compared without the size on every rank, or that rank's
+  // collectives would be missing from its peers' key and extra under its own.
+  void FindUnsizedCollectives() {
+    for (const RankSummary& s : ranks_) {
+      for (const CollectiveType& t : s.collective_types) {
+        if (t.group_size <= 0) unsized_.insert(t.op + " " + CollectiveDetail(t, false));
+      }
+    }
+  }
+
   void AddCollectives(uint32_t r) {
     missing_[r][static_cast<int>(FunctionKind::kCollective)] = Missing::kZero;
     for (const CollectiveType& t : ranks_[r].collective_types) {
-      std::string detail = t.dtype;
-      if (!t.algorithm.empty()) detail += " " + t.algorithm;
-      if (!t.protocol.empty()) detail += " " + t.protocol;
-      if (t.group_size > 0) detail += " n=" + std::to_string(t.group_size);
-      detail += t.on_gpu ? " gpu" : " cpu";
-      Find({FunctionKind::kCollective, t.op, detail}, /*copy_name=*/false, /*copy_detail=*/true)
-          .samples.push_back(
-              {r, static_cast<double>(t.busy_ns) / Steps(r), static_cast<double>(t.count) / Steps(r), t.median_ns});
+      std::string detail = CollectiveDetail(t, false);
+      if (!unsized_.contains(t.op + " " + detail)) detail = CollectiveDetail(t, true);
+      std::vector<Sample>& v = Find({FunctionKind::kCollective, t.op, detail}, false, /*copy_detail=*/true).samples;
+      const double busy = static_cast<double>(t.busy_ns) / Steps(r), calls = static_cast<double>(t.count) / Steps(r);
+      if (!v.empty() && v.back().rank == r) {  // several group sizes under one key
+        v.back().value_ns += busy;
+        v.back().calls += calls;
+        v.back().per_call_ns = std::max(v.back().per_call_ns, t.median_ns);
+      } else {
+        v.push_back({r, busy, calls, t.median_ns});
+      }
     }
   }
 
@@ -157,6 +182,7 @@ class Collector {
   const std::vector<RankMetrics>& metrics_;
   double min_excess_ns_;
   std::vector<std::array<Missing, kSlots>> missing_;
+  std::set<std::string> unsized_;  // "op detail-without-size" of the collective types above
   std::deque<Entry> entries_;  // stable: the index and the keys view into them
   std::unordered_map<FunctionKeyView, Entry*, FunctionKeyHash> index_;
 };

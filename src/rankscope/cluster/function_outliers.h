@@ -25,7 +25,8 @@
 //    accounts for 80 % of its excess (the callee is the answer); a path some ranks reach through
 //    a wrapper (activation checkpointing, a compiled function) is compared under the path of the
 //    ranks that do not (wrapped_paths.h);
-//  - collectives by op, dtype, algorithm, protocol, group size and GPU/CPU;
+//  - collectives by op, dtype, algorithm, protocol, group size and GPU/CPU (without the group size
+//    where a rank's trace does not say it: a gloo rank in process groups of several sizes);
 //  - step phases are compared on their own (phase_outliers.h).
 // Waits (a sleep, a lock, a GPU synchronisation; analysis/wait_functions.h) are compared like any
 // function and flagged `wait`.
