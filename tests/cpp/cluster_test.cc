@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "rankscope/cluster/cluster_diagnosis.h"
+#include "rankscope/cluster/path_key.h"
 #include "rankscope/cluster/wrapped_paths.h"
 #include "rankscope/report/analysis_report.h"
 #include "rankscope/report/finding_json.h"
@@ -544,6 +545,29 @@ TEST(FunctionOutliers, CollectivesOfAnUnknownGroupSizeAreComparedWithoutIt) {
                           [](const FunctionSamples& f) { return f.kind == FunctionKind::kCollective; }),
             1);
   EXPECT_TRUE(FindFunctionOutliers(functions, {3.0, 0.10}, 2 * kMs).empty());
+}
+
+// What differs between processes running the same code is masked in a Python path's key.
+TEST(PathKey, MasksAddressesAndTheFilesOfGeneratedCode) {
+  const std::string plain = "train.py(12): <module>|torch/nn/modules/module.py(1782): _call_impl|"
+                            "torch/_functorch/_aot_autograd/subclass_codegen.py:codegen(compiled_function_forward)(1): "
+                            "_compiled_forward";
+  EXPECT_FALSE(NeedsPathKey(plain));
+  EXPECT_EQ(PathKey(plain), plain);
+  // Two ranks' compiled graphs: files named by their hash, other line numbers.
+  const std::string a = plain + "|/tmp/torchinductor_root/q5/cq56oexqo2mqqkoo5572uw44nkopjuve4gardspcorutfw4ofj3z.py(175): "
+                                "call|<built-in method mm of type object at 0x7f2c11397bd0>";
+  const std::string b = plain + "|/tmp/torchinductor_ann/6n/c6nbh37amd4haj4pvgna5gkq2k62korjdxonsp7kjfjb4w2agty7.py(96): "
+                                "call|<built-in method mm of type object at 0x7f794c151480>";
+  EXPECT_TRUE(NeedsPathKey(a));
+  EXPECT_EQ(PathKey(a), plain + "|<generated code>: call|<built-in method mm of type object at 0x?>");
+  EXPECT_EQ(PathKey(a), PathKey(b));
+  // A file of the user's with a long name is not generated code; nor is a hash of capitals.
+  for (const std::string& kept : {std::string("a/test_the_forward_of_a_model_with_long_names.py(3): f"),
+                                  std::string("x/CQ56OEXQO2MQQKOO5572UW44NKOPJUVE4GARDSPC.py(3): f"),
+                                  std::string("x/cq56oexqo2mqqkoo5572uw44nkopjuve4gardspc.pyc(3): f")}) {
+    EXPECT_FALSE(NeedsPathKey(kept)) << kept;
+  }
 }
 
 // A block of frames with a module's call in it is other code, not a wrapper: not aligned.

@@ -471,6 +471,20 @@ def test_the_forward_a_rank_runs_through_activation_checkpointing_is_not_extra_w
     assert subjects and not any("checkpoint.py(354): checkpoint" in s for s in subjects), subjects
 
 
+def test_compiled_code_is_compared_across_ranks_whose_graphs_differ(run_rankscope):
+    """Every rank runs a torch.compile'd model; rank 1's graph has more matmuls, so inductor wrote
+    it to a file of another hashed name (tests/data/cluster/compiled_graph/README.md). Compared by
+    file, rank 1's compiled code was extra on it and missing on its peers; the key masks the hash."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "compiled_graph")
+    top = report["findings"][0]
+    assert top["ranks"] == [1] and top["cost"]["saving_ns"] > 0
+    functions = [e for e in top["evidence"] if e["kind"] == "function" and e["subject_kind"] == "python_path"]
+    assert functions and not any("torchinductor_" in e["subject"] for e in functions), functions
+    generated = [e["values"] for e in functions if e["subject"].endswith("<generated code>: call")]
+    assert generated and generated[0]["median_ns"] > 0  # the peers' compiled code, compared
+    assert generated[0]["value_ns"] > 2 * generated[0]["median_ns"]
+
+
 def test_a_fault_from_the_middle_of_the_trace_is_named_by_its_function(run_rankscope):
     """Rank 2 runs 25 ms of extra forward compute from halfway through the profiled steps
     (tests/data/cluster/fault_midway/README.md): 0.5 calls per step of a function no peer calls.

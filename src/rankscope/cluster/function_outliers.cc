@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "rankscope/analysis/stats.h"
+#include "rankscope/cluster/path_key.h"
 #include "rankscope/cluster/wrapped_paths.h"
 
 namespace rankscope {
@@ -35,14 +36,6 @@ struct FunctionKeyHash {
 
 // What a rank's table says about a function it lacks.
 enum class Missing : uint8_t { kZero, kUnknown };
-
-// Whether WithoutAddresses would change the name (most names have no "0x" at all).
-bool HasAddress(std::string_view name) {
-  for (size_t i = name.find("0x"); i != std::string_view::npos; i = name.find("0x", i + 1)) {
-    if (i + 2 < name.size() && std::isxdigit(static_cast<unsigned char>(name[i + 2]))) return true;
-  }
-  return false;
-}
 
 // Every function of every rank: found by hashing views of the rows' strings (one lookup per row,
 // no copy), listed at the end in key order.
@@ -121,8 +114,8 @@ class Collector {
         t.omitted_rows == 0 || bound <= 0.1 * min_excess_ns_ ? Missing::kZero : Missing::kUnknown;
     std::string masked;
     for (const FunctionStat& f : t.rows) {
-      const bool mask = kind == FunctionKind::kPythonPath && HasAddress(f.name);
-      if (mask) masked = WithoutAddresses(f.name);
+      const bool mask = kind == FunctionKind::kPythonPath && NeedsPathKey(f.name);
+      if (mask) masked = PathKey(f.name);
       Entry& entry = Find({kind, mask ? std::string_view(masked) : std::string_view(f.name),
                            keep_detail ? std::string_view(f.detail) : std::string_view()},
                           /*copy_name=*/mask, /*copy_detail=*/false);
@@ -261,26 +254,8 @@ void CompareAmong(const FunctionSamples& f, const std::vector<Sample>& samples, 
 
 }  // namespace
 
-// Python frames of builtins name the object they are bound to ("<built-in method run_backward
-// of torch._C._EngineBase object at 0x7f09102c7100>"): the address differs between processes,
-// so it is dropped from the key ("at 0x?").
 bool CallPathHolds(std::string_view outer, std::string_view inner) {
   return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '|';
-}
-
-std::string WithoutAddresses(std::string_view name) {
-  std::string out;
-  out.reserve(name.size());
-  for (size_t i = 0; i < name.size();) {
-    if (name.substr(i, 2) == "0x" && i + 2 < name.size() && std::isxdigit(static_cast<unsigned char>(name[i + 2]))) {
-      out += "0x?";
-      for (i += 2; i < name.size() && std::isxdigit(static_cast<unsigned char>(name[i])); ++i) {
-      }
-      continue;
-    }
-    out += name[i++];
-  }
-  return out;
 }
 
 std::string_view FunctionKindName(FunctionKind k) {

@@ -19,12 +19,13 @@
 //    row of the rank explains 80 % of it (several kernels of one op slower together);
 //  - memory ops, runtime calls and CPU ops by name (a CPU op is not reported when a reported Python
 //    path of the same rank carries 80-110 % of its excess: the same time, seen from the user's
-//    code, e.g. a backward hook inside autograd's evaluate_function); Python call paths by path (summed over
-//    threads: thread ids differ between processes; object addresses in builtin frames are masked
-//    as "0x?" for the same reason): a path is not reported when a deeper path of the same rank
-//    accounts for 80 % of its excess (the callee is the answer); a path some ranks reach through
-//    a wrapper (activation checkpointing, a compiled function) is compared under the path of the
-//    ranks that do not (wrapped_paths.h);
+//    code, e.g. a backward hook inside autograd's evaluate_function);
+//  - Python call paths by path, summed over threads (thread ids differ between processes; object
+//    addresses and the hashed file names of generated code are masked for the same reason,
+//    path_key.h): a path is not reported when a deeper path of the same rank accounts for 80 % of
+//    its excess (the callee is the answer); a path some ranks reach through a wrapper (activation
+//    checkpointing, a compiled function) is compared under the path of the ranks that do not
+//    (wrapped_paths.h);
 //  - collectives by op, dtype, algorithm, protocol, group size and GPU/CPU (without the group size
 //    where a rank's trace does not say it: a gloo rank in process groups of several sizes);
 //  - step phases are compared on their own (phase_outliers.h).
@@ -95,9 +96,6 @@ std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<RankSummary>
 std::vector<FunctionOutlier> FindFunctionOutliers(const std::vector<FunctionSamples>& functions,
                                                   const OutlierRule& rule, double min_excess_ns,
                                                   const std::vector<int64_t>& stage_of = {});
-
-// The comparison key of a Python call path: object addresses in builtin frames masked ("at 0x?").
-std::string WithoutAddresses(std::string_view path);
 
 // Whether Python call path `outer` holds `inner` (a call inside it: "a|b" holds "a|b|c"), so that
 // `inner`'s time is part of `outer`'s.
