@@ -587,11 +587,20 @@ TEST(FunctionOutliers, PathsThroughOtherModulesAreNotAligned) {
                 {{0, 0, 0, 0}, {1, 9 * kMs, 1, 0}, {2, 0, 0, 0}}},
                {FunctionKind::kPythonPath, "m.py: main|y.py: g", "", false,
                 {{0, 8 * kMs, 1, 0}, {1, 0, 0, 0}, {2, 8 * kMs, 1, 0}}}};
+  // A call inside the wrapped one that the peers do not make moves under their path with it.
+  functions.push_back({FunctionKind::kPythonPath, "m.py: main|w.py: wrap|y.py: g|z.py: extra", "", false,
+                       {{0, 0, 0, 0}, {1, 6 * kMs, 1, 0}, {2, 0, 0, 0}}});
   EXPECT_EQ(AlignWrappedPaths(&functions), 1u);
-  ASSERT_EQ(functions.size(), 1u);
+  ASSERT_EQ(functions.size(), 2u);
   EXPECT_EQ(functions[0].name, "m.py: main|y.py: g");
   ASSERT_EQ(functions[0].samples.size(), 3u);
   EXPECT_DOUBLE_EQ(functions[0].samples[1].value_ns, 9 * kMs);
+  EXPECT_EQ(functions[1].name, "m.py: main|y.py: g|z.py: extra");
+  // Found as the deepest path: the extra call, not the wrapped one around it.
+  const std::vector<FunctionOutlier> out = FindFunctionOutliers(functions, {3.0, 0.10}, 2 * kMs);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].name, "m.py: main|y.py: g|z.py: extra");
+  EXPECT_EQ(out[0].rank, 1u);
 }
 
 // In a pipelined job a rank is compared with the ranks that run the same layers.

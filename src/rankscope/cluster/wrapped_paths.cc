@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace rankscope {
@@ -93,55 +96,118 @@ void MergeInto(const FunctionSamples& from, const std::vector<uint32_t>& ranks, 
   to->wait = to->wait || from.wait;
 }
 
-}  // namespace
+// One alignment after another (wrapped_paths.h); `partial` views the functions' names.
+class Aligner {
+ public:
+  explicit Aligner(std::vector<FunctionSamples>* functions)
+      : functions_(*functions), partial_(PartialPaths(*functions)), removed_(functions->size(), false),
+        target_(functions->size(), false) {}
 
-size_t AlignWrappedPaths(std::vector<FunctionSamples>* functions) {
-  std::vector<Partial> partial = PartialPaths(*functions);
-  if (partial.size() < 2) return 0;
-  // Candidates share the first and the last frame.
-  std::map<std::pair<std::string_view, std::string_view>, std::vector<size_t>> by_ends;
-  for (size_t i = 0; i < partial.size(); ++i) by_ends[{partial[i].frames.front(), partial[i].frames.back()}].push_back(i);
-  // Longest paths first: a wrapped path is longer than its counterpart.
-  std::vector<size_t> order(partial.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return partial[a].frames.size() > partial[b].frames.size(); });
-  std::vector<bool> removed(functions->size(), false), target(functions->size(), false);
-  std::vector<size_t> aligned;  // partial indices merged away
-  for (size_t p : order) {
-    const Partial& from = partial[p];
-    if (target[from.index]) continue;
-    const Partial* best = nullptr;
-    for (size_t q : by_ends[{from.frames.front(), from.frames.back()}]) {
-      const Partial& to = partial[q];
-      if (removed[to.index] || !WrapsOneBlock(from.frames, to.frames) || !Complementary(from, to)) continue;
-      if (!best || to.frames.size() > best->frames.size()) best = &to;  // the closest chain
-    }
-    if (!best) continue;
-    MergeInto((*functions)[from.index], from.has, &(*functions)[best->index]);
-    removed[from.index] = true;
-    target[best->index] = true;
-    aligned.push_back(p);
+  size_t Run() {
+    if (partial_.size() < 2) return 0;
+    AlignPairs();
+    if (pairs_.empty()) return 0;
+    DropWrappers();
+    MoveUnderAligned();
+    Compact();
+    return pairs_.size();
   }
-  // The wrappers' own paths: ran only by the ranks of an aligned path that they hold.
-  for (const Partial& w : partial) {
-    if (removed[w.index] || target[w.index]) continue;
-    for (size_t p : aligned) {
-      const Partial& from = partial[p];
-      if (Includes(from.has, w.has) && CallPathHolds((*functions)[w.index].name, (*functions)[from.index].name)) {
-        removed[w.index] = true;
-        break;
+
+ private:
+  const std::string& Name(const Partial& p) const { return functions_[p.index].name; }
+
+  // Longest paths first (a wrapped path is longer than its counterpart), each merged into the
+  // closest path it wraps.
+  void AlignPairs() {
+    std::map<std::pair<std::string_view, std::string_view>, std::vector<size_t>> by_ends;  // first, last frame
+    for (size_t i = 0; i < partial_.size(); ++i) by_ends[{partial_[i].frames.front(), partial_[i].frames.back()}].push_back(i);
+    std::vector<size_t> order(partial_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return partial_[a].frames.size() > partial_[b].frames.size(); });
+    for (size_t p : order) {
+      const Partial& from = partial_[p];
+      if (target_[from.index]) continue;
+      std::optional<size_t> best;
+      for (size_t q : by_ends[{from.frames.front(), from.frames.back()}]) {
+        const Partial& to = partial_[q];
+        if (removed_[to.index] || !WrapsOneBlock(from.frames, to.frames) || !Complementary(from, to)) continue;
+        if (!best || to.frames.size() > partial_[*best].frames.size()) best = q;
+      }
+      if (!best) continue;
+      MergeInto(functions_[from.index], from.has, &functions_[partial_[*best].index]);
+      removed_[from.index] = true;
+      target_[partial_[*best].index] = true;
+      pairs_.emplace_back(p, *best);
+    }
+  }
+
+  // The wrappers' own paths: run only by the ranks of an aligned path that they hold.
+  void DropWrappers() {
+    for (const Partial& w : partial_) {
+      if (removed_[w.index] || target_[w.index]) continue;
+      for (const auto& [p, q] : pairs_) {
+        if (Includes(partial_[p].has, w.has) && CallPathHolds(Name(w), Name(partial_[p]))) {
+          removed_[w.index] = true;
+          break;
+        }
       }
     }
   }
-  size_t kept = 0;
-  for (size_t i = 0; i < functions->size(); ++i) {
-    if (removed[i]) continue;
-    if (kept != i) (*functions)[kept] = std::move((*functions)[i]);
-    ++kept;
+
+  // Calls inside an aligned path that its peers do not make (extra work inside the wrapped call)
+  // move under the peers' path with it, where the deepest path is found as usual.
+  void MoveUnderAligned() {
+    std::map<std::string, size_t> by_name;
+    for (size_t i = 0; i < functions_.size(); ++i) {
+      if (functions_[i].kind == FunctionKind::kPythonPath && !removed_[i]) by_name.emplace(functions_[i].name, i);
+    }
+    for (const Partial& w : partial_) {
+      if (removed_[w.index] || target_[w.index]) continue;
+      const std::pair<size_t, size_t>* under = nullptr;
+      for (const auto& pair : pairs_) {
+        const Partial& from = partial_[pair.first];
+        if (!Includes(from.has, w.has) || !CallPathHolds(Name(from), Name(w))) continue;
+        if (!under || Name(from).size() > Name(partial_[under->first]).size()) under = &pair;
+      }
+      if (!under) continue;
+      FunctionSamples& moved = functions_[w.index];
+      std::string name = Name(partial_[under->second]) + moved.name.substr(Name(partial_[under->first]).size());
+      if (auto it = by_name.find(name); it != by_name.end()) {
+        MergeInto(moved, w.has, &functions_[it->second]);
+        removed_[w.index] = true;
+      } else {
+        moved.name = std::move(name);
+        by_name.emplace(moved.name, w.index);
+        renamed_ = true;
+      }
+    }
   }
-  functions->resize(kept);
-  return aligned.size();
-}
+
+  // Removes the merged entries, and keeps the key order (kind, name, detail) after a rename.
+  void Compact() {
+    size_t kept = 0;
+    for (size_t i = 0; i < functions_.size(); ++i) {
+      if (removed_[i]) continue;
+      if (kept != i) functions_[kept] = std::move(functions_[i]);
+      ++kept;
+    }
+    functions_.resize(kept);
+    if (!renamed_) return;
+    std::stable_sort(functions_.begin(), functions_.end(), [](const FunctionSamples& a, const FunctionSamples& b) {
+      return std::tie(a.kind, a.name, a.detail) < std::tie(b.kind, b.name, b.detail);
+    });
+  }
+
+  std::vector<FunctionSamples>& functions_;
+  std::vector<Partial> partial_;
+  std::vector<bool> removed_, target_;                 // by function index
+  std::vector<std::pair<size_t, size_t>> pairs_;       // (wrapped, counterpart): partial indices
+  bool renamed_ = false;
+};
+
+}  // namespace
+
+size_t AlignWrappedPaths(std::vector<FunctionSamples>* functions) { return Aligner(functions).Run(); }
 
 }  // namespace rankscope

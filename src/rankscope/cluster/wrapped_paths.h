@@ -10,13 +10,15 @@
 // the others do not is aligned with a path that only those others run when it is that path with
 // one wrapper's frames inserted — one block of function frames (no module's call among them)
 // between a shared prefix and a shared suffix: its ranks' times are compared under the others'
-// path, where a slower wrapped part still stands out. The wrapper's own paths — the ones that hold an aligned path
-// and that the others have no counterpart of (main|forward|_compile.py(42): inner) — are not
-// compared: their time is the aligned path's, compared already.
+// path, where a slower wrapped part still stands out. The wrapper's own paths — the ones that
+// hold an aligned path and that the others have no counterpart of (main|forward|_compile.py(42):
+// inner) — are not compared: their time is the aligned path's, compared already. Calls inside an
+// aligned path that the others do not make (extra work inside the wrapped call) move under the
+// others' path with it, where the deepest path explains its callers as usual.
 //
 // What the wrapper adds stays a finding of its own: the recomputation activation checkpointing
-// runs in backward has no counterpart on the peers (its frames are not a subsequence of any path
-// of theirs), nor has work a rank runs that its peers do not.
+// runs in backward has no counterpart on the peers (no path of theirs is it with one block of
+// frames left out), nor has work a rank runs that its peers do not.
 #pragma once
 
 #include <vector>
