@@ -133,7 +133,7 @@ class Collector {
     }
   }
 
-  // A collective type's key without its group size: "float ring LL cpu".
+  // A collective type's detail in the key: "float ring LL n=8 gpu" (with_size), "float ring LL gpu".
   static std::string CollectiveDetail(const CollectiveType& t, bool with_size) {
     std::string detail = t.dtype;
     if (!t.algorithm.empty()) detail += " " + t.algorithm;
@@ -159,7 +159,7 @@ class Collector {
     for (const CollectiveType& t : ranks_[r].collective_types) {
       std::string detail = CollectiveDetail(t, false);
       if (!unsized_.contains(t.op + " " + detail)) detail = CollectiveDetail(t, true);
-      std::vector<Sample>& v = Find({FunctionKind::kCollective, t.op, detail}, false, /*copy_detail=*/true).samples;
+      std::vector<Sample>& v = Find({FunctionKind::kCollective, t.op, detail}, /*copy_name=*/false, true).samples;
       const double busy = static_cast<double>(t.busy_ns) / Steps(r), calls = static_cast<double>(t.count) / Steps(r);
       if (!v.empty() && v.back().rank == r) {  // several group sizes under one key
         v.back().value_ns += busy;

@@ -28,8 +28,9 @@
 namespace rankscope {
 
 // Aligns the Python paths of `functions` (CollectFunctionSamples' output, in its order) as above:
-// merges each aligned path's samples into its counterpart's and removes it and its wrapper paths.
-// Returns the number of paths aligned.
+// merges each aligned path's samples into its counterpart's, removes it and its wrapper paths,
+// and renames the calls under it that have no counterpart. Keeps the key order. Returns the number
+// of paths aligned.
 size_t AlignWrappedPaths(std::vector<FunctionSamples>* functions);
 
 }  // namespace rankscope
