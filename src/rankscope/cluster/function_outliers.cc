@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <deque>
 #include <map>
 #include <set>
@@ -120,16 +119,18 @@ class Collector {
                            keep_detail ? std::string_view(f.detail) : std::string_view()},
                           /*copy_name=*/mask, /*copy_detail=*/false);
       if (f.wait) entry.wait = true;
-      std::vector<Sample>& v = entry.samples;
-      const double value = static_cast<double>(f.in_window_ns) / Steps(r);
-      const double calls = static_cast<double>(f.count) / Steps(r);
-      if (!v.empty() && v.back().rank == r) {  // a Python path on a second thread: add them up
-        v.back().value_ns += value;
-        v.back().calls += calls;
-        v.back().per_call_ns = std::max(v.back().per_call_ns, f.median_ns);
-      } else {
-        v.push_back({r, value, calls, f.median_ns});
-      }
+      // A Python path on a second thread adds to the first.
+      AddSample(&entry.samples, {r, static_cast<double>(f.in_window_ns) / Steps(r),
+                                 static_cast<double>(f.count) / Steps(r), f.median_ns});
+    }
+  }
+
+  // A rank's sample of an entry, or more of it when the rank's last sample there is this rank's.
+  static void AddSample(std::vector<Sample>* v, const Sample& s) {
+    if (!v->empty() && v->back().rank == s.rank) {
+      v->back().Add(s);
+    } else {
+      v->push_back(s);
     }
   }
 
@@ -159,15 +160,9 @@ class Collector {
     for (const CollectiveType& t : ranks_[r].collective_types) {
       std::string detail = CollectiveDetail(t, false);
       if (!unsized_.contains(t.op + " " + detail)) detail = CollectiveDetail(t, true);
-      std::vector<Sample>& v = Find({FunctionKind::kCollective, t.op, detail}, /*copy_name=*/false, true).samples;
-      const double busy = static_cast<double>(t.busy_ns) / Steps(r), calls = static_cast<double>(t.count) / Steps(r);
-      if (!v.empty() && v.back().rank == r) {  // several group sizes under one key
-        v.back().value_ns += busy;
-        v.back().calls += calls;
-        v.back().per_call_ns = std::max(v.back().per_call_ns, t.median_ns);
-      } else {
-        v.push_back({r, busy, calls, t.median_ns});
-      }
+      // Several group sizes under one key add up.
+      AddSample(&Find({FunctionKind::kCollective, t.op, detail}, /*copy_name=*/false, true).samples,
+                {r, static_cast<double>(t.busy_ns) / Steps(r), static_cast<double>(t.count) / Steps(r), t.median_ns});
     }
   }
 

@@ -33,6 +33,7 @@
 // function and flagged `wait`.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,14 @@ struct FunctionValue {
   double value_ns = 0;       // time per step
   double calls = 0;          // calls per step
   int64_t per_call_ns = 0;   // median call
+
+  // More of the same function on the same rank (another thread, another key merged into this
+  // one): times and calls add up, the median call is the larger.
+  void Add(const FunctionValue& more) {
+    value_ns += more.value_ns;
+    calls += more.calls;
+    per_call_ns = std::max(per_call_ns, more.per_call_ns);
+  }
 };
 struct FunctionSamples {
   FunctionKind kind = FunctionKind::kKernel;

@@ -38,17 +38,6 @@ size_t GeneratedFileEnd(std::string_view frame) {
   return hash ? colon + 1 : 0;
 }
 
-template <typename Fn>
-void ForEachFrame(std::string_view path, Fn fn) {
-  for (size_t start = 0;;) {
-    const size_t bar = path.find('|', start);
-    fn(path.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start),
-       bar != std::string_view::npos);
-    if (bar == std::string_view::npos) return;
-    start = bar + 1;
-  }
-}
-
 void AppendWithoutAddresses(std::string_view s, std::string* out) {
   for (size_t i = 0; i < s.size();) {
     if (IsAddressAt(s, i)) {

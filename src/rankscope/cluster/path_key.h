@@ -15,6 +15,19 @@
 
 namespace rankscope {
 
+// Calls fn(frame, more) for each frame of a call path ("a|b|c"), outermost first; `more` is false
+// for the last.
+template <typename Fn>
+void ForEachFrame(std::string_view path, Fn fn) {
+  for (size_t start = 0;;) {
+    const size_t bar = path.find('|', start);
+    fn(path.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start),
+       bar != std::string_view::npos);
+    if (bar == std::string_view::npos) return;
+    start = bar + 1;
+  }
+}
+
 // Whether PathKey would change `path` (most paths have neither an address nor generated code).
 bool NeedsPathKey(std::string_view path);
 

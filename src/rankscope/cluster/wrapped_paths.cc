@@ -8,6 +8,8 @@
 #include <tuple>
 #include <utility>
 
+#include "rankscope/cluster/path_key.h"
+
 namespace rankscope {
 namespace {
 
@@ -24,12 +26,8 @@ struct Partial {
 
 std::vector<std::string_view> Frames(std::string_view path) {
   std::vector<std::string_view> out;
-  for (size_t start = 0;;) {
-    const size_t bar = path.find('|', start);
-    out.push_back(path.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start));
-    if (bar == std::string_view::npos) return out;
-    start = bar + 1;
-  }
+  ForEachFrame(path, [&](std::string_view frame, bool) { out.push_back(frame); });
+  return out;
 }
 
 bool Includes(const std::vector<uint32_t>& set, const std::vector<uint32_t>& subset) {
@@ -86,9 +84,7 @@ void MergeInto(const FunctionSamples& from, const std::vector<uint32_t>& ranks, 
     if (it == to->samples.end()) {
       to->samples.push_back(s);
     } else {
-      it->value_ns += s.value_ns;
-      it->calls += s.calls;
-      it->per_call_ns = std::max(it->per_call_ns, s.per_call_ns);
+      it->Add(s);
     }
   }
   std::sort(to->samples.begin(), to->samples.end(),
