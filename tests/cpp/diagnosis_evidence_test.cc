@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rankscope/analysis/analyze_rank.h"
+#include "rankscope/analysis/wait_functions.h"
 #include "rankscope/cluster/cluster_diagnosis.h"
 #include "rankscope/ingest/read_trace.h"
 
@@ -266,6 +267,23 @@ TEST(Waits, SleepsAndSynchronizationsAreWaitsAndTheCollectorThreadIsLeftOut) {
   EXPECT_FALSE(Row(r.python_paths, "train.py(10): main")->wait);
   EXPECT_TRUE(Row(r.runtime_calls, "cudaStreamSynchronize")->wait);
   EXPECT_FALSE(Row(r.runtime_calls, "cudaLaunchKernel")->wait);
+}
+
+// A DataLoader with worker processes: its main process waits for their batches on a pipe
+// (multiprocessing's queue get, connection wait, a poll object's poll). A rank whose workers fall
+// behind waits there longer, and that is a wait, not work (tests/data/cluster/dataloader_behind).
+TEST(Waits, TheDataLoadersWaitForItsWorkersIsAWait) {
+  for (const char* frame : {"<built-in method poll of select.poll object at 0x?>",
+                            "<built-in method select of select.epoll object at 0x?>",
+                            "multiprocessing/connection.py(933): wait", "multiprocessing/connection.py(440): _poll",
+                            "multiprocessing/queues.py(113): get", "/usr/lib/python3.11/multiprocessing/queues.py(113): get"}) {
+    EXPECT_TRUE(IsWaitFunction(FunctionTableKind::kPythonFrame, frame)) << frame;
+  }
+  // A file of the job's own of the same name is the job's work.
+  for (const char* frame : {"myproject/connection.py(12): wait", "torch/utils/data/dataloader.py(1262): _get_data",
+                            "<built-in method poll of Poller object at 0x?>"}) {
+    EXPECT_FALSE(IsWaitFunction(FunctionTableKind::kPythonFrame, frame)) << frame;
+  }
 }
 
 // ---- steps without ProfilerStep ----------------------------------------------------------

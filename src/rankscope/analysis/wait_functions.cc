@@ -38,9 +38,12 @@ bool IsWaitFunction(FunctionTableKind kind, std::string_view name) {
     case FunctionTableKind::kPythonFrame: {
       // Builtins: "<built-in function sleep>", "<method 'acquire' of '_thread.lock' objects>",
       // "<built-in method wait of ...>", "<method 'get' of '_queue.SimpleQueue' objects>".
+      // A poll or select object's method ("<built-in method poll of select.poll object at 0x?>")
+      // is how multiprocessing waits on a pipe: a DataLoader's main process for its workers.
       if (name == "<built-in function sleep>" || name == "<built-in function select>" ||
           name == "<built-in function poll>" || Contains(name, "<built-in method wait") ||
-          Contains(name, "<built-in method synchronize")) {
+          Contains(name, "<built-in method synchronize") || name.starts_with("<built-in method poll of select.") ||
+          name.starts_with("<built-in method select of select.")) {
         return true;
       }
       if (name.starts_with("<method 'acquire' of '_thread.") || name.starts_with("<method 'get' of '_queue.") ||
@@ -48,12 +51,14 @@ bool IsWaitFunction(FunctionTableKind kind, std::string_view name) {
         return true;
       }
       // Python functions of the standard library that block: threading's Event/Condition/Thread
-      // waits, queue.get, time.sleep wrappers, selectors, subprocess waits.
-      for (std::string_view file : {"threading.py(", "queue.py(", "selectors.py(", "subprocess.py("}) {
+      // waits, queue.get, time.sleep wrappers, selectors, subprocess waits, multiprocessing's
+      // queue gets and connection waits.
+      for (std::string_view file : {"threading.py(", "queue.py(", "selectors.py(", "subprocess.py(",
+                                    "multiprocessing/queues.py(", "multiprocessing/connection.py("}) {
         const size_t at = name.find(file);
         if (at == std::string_view::npos || (at > 0 && name[at - 1] != '/')) continue;
         for (std::string_view fn : {"): wait", "): join", "): get", "): select", "): _wait_for_tstate_lock",
-                                    "): communicate"}) {
+                                    "): communicate", "): _poll"}) {
           if (EndsWith(name, fn)) return true;
         }
       }
