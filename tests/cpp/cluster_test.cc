@@ -698,6 +698,39 @@ TEST(SlowRanks, AStragglerItsPhaseAndItsCost) {
   EXPECT_DOUBLE_EQ(d->min_excess_ns, 0.02 * 100 * kMs);
 }
 
+// Few ranks: each is compared with its peers. Four ranks whose local times are 26, 35, 37 and
+// 53 ms per step (a DataLoader whose workers fall behind on rank 3; rank 0 fast for its own
+// reasons): over all four the MAD is 5.5 ms and a rank is abnormal above +24.5 ms, so rank 3's
+// +17 ms was nothing; against its three peers (MAD 2 ms) it is a straggler, and each of the
+// others against theirs is not.
+TEST(SlowRanks, FewRanksAreEachComparedWithTheirPeers) {
+  const int64_t local_ms[4] = {26, 35, 37, 53};
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.push_back(MakeRank(r, 4, 100 * kMs, (100 - local_ms[r]) * kMs, "node"));
+    for (int i = 0; i < 4; ++i) {
+      const int64_t step_start = kT0 + i * 100 * kMs;
+      ranks.back().collectives.push_back(
+          Inst(step_start + local_ms[r] * kMs + r * 1000, step_start + 55 * kMs, 10 + i));
+    }
+  }
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->slow.slow, (std::vector<bool>{false, false, false, true}));
+  EXPECT_NEAR(d->slow.threshold_ns, 3 * kMadToSigma * 5.5 * kMs, 1e3);  // over all four
+  EXPECT_DOUBLE_EQ(d->slow.compared[3].median, 35 * kMs);
+  EXPECT_EQ(d->slow.compared[3].count, 3u);
+  ASSERT_FALSE(d->findings.empty());
+  const Finding& f = d->findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kSlowRank);
+  EXPECT_EQ(f.ranks, (std::vector<int64_t>{3}));
+  const Evidence* local = f.FindEvidence(EvidenceKind::kLocalTime);
+  ASSERT_NE(local, nullptr);
+  EXPECT_NEAR(local->Get("threshold_ns"), 3 * kMadToSigma * 2 * kMs, 1e3);  // the threshold it was tested by
+  EXPECT_NE(DescribeFinding(f).evidence[0].find("vs median 35.00 ms over its 3 peers"), std::string::npos)
+      << DescribeFinding(f).evidence[0];
+}
+
 TEST(SlowRanks, AStragglerIsCostedStepByStep) {
   // Rank 3 is 10 ms slower in every step; in each step one other rank is 6 ms slower than usual
   // (a different one each time: noise). Each step ends when its slowest rank arrives, so fixing

@@ -464,11 +464,30 @@ def test_the_forward_a_rank_runs_through_activation_checkpointing_is_not_extra_w
     before, the wrapped forward, which every peer runs too, was 35 of the 60 ms/step named."""
     report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "activation_checkpointing")
     top = report["findings"][0]
-    assert top["kind"] == "extra_work" and top["ranks"] == [1]
-    assert "recompute_fn|nn.Module: Sequential_0" in top["subject"]["name"]
+    assert top["kind"] == "slow_rank" and top["ranks"] == [1]
+    functions = [e["subject"] for e in top["evidence"] if e["kind"] == "function"]
+    assert functions and "recompute_fn|nn.Module: Sequential_0" in functions[0], functions
     assert top["cost"]["saving_ns"] > 0
     subjects = [e["subject"] or "" for f in report["findings"] for e in f["evidence"]]
     assert subjects and not any("checkpoint.py(354): checkpoint" in s for s in subjects), subjects
+
+
+def test_a_rank_whose_dataloader_workers_fall_behind_is_a_straggler(run_rankscope):
+    """Rank 1's two DataLoader workers take 130 ms per batch (tests/data/cluster/dataloader_behind/
+    README.md): its main process waits for them, 29.6 ms/step of data loading against 6.4 on its
+    peers. Against all four ranks' spread, widened by rank 1 itself and a fast rank 0, nothing
+    stood out; against its three peers rank 1 is a straggler in data loading."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "dataloader_behind")
+    top = report["findings"][0]
+    assert (top["kind"], top["ranks"], top["subject"]["name"]) == ("slow_rank", [1], "data_loading")
+    assert top["cost"]["saving_ns"] > 0.1 * report["cluster"]["step_ns"]
+    assert top["next"]["kind"] == "input_pipeline"
+    (local,) = [e for e in top["evidence"] if e["kind"] == "local_time"]
+    assert local["values"]["ranks_compared"] == 3
+    assert local["values"]["local_ns"] - local["values"]["median_local_ns"] > local["values"]["threshold_ns"]
+    polls = [e for e in top["evidence"] if e["kind"] == "function" and "poll of select.poll" in e["subject"]]
+    assert polls and all(e["values"].get("wait") == 1 for e in polls)
+    assert len(report["findings"]) == 1
 
 
 def test_compiled_code_is_compared_across_ranks_whose_graphs_differ(run_rankscope):

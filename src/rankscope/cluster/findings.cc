@@ -1,6 +1,7 @@
 #include "rankscope/cluster/findings.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -68,10 +69,13 @@ class Rules {
   // The function that names a rank's anomaly: the largest, unless it is the same calls taking
   // longer and work the peers do not do explains nearly as much — that work is the cause; the
   // caller that grew with it (the optimizer's step around a hook, a module's forward around extra
-  // GEMMs) is where it shows. Moves it to the front.
-  static void LeadWithExtraWork(std::vector<const FunctionOutlier*>* functions) {
+  // GEMMs) is where it shows. Moves it to the front. `rank_excess_ns`: the extra local time of a
+  // slow rank, which work the peers do not do explains too when it is nearly all of it (a
+  // gradient hook's matmuls inside an `AccumulateGrad` that is larger still).
+  static void LeadWithExtraWork(std::vector<const FunctionOutlier*>* functions,
+                                double rank_excess_ns = std::numeric_limits<double>::infinity()) {
     if (functions->empty() || PeersDoNotDo(*functions->front())) return;
-    const double top = functions->front()->excess_ns;
+    const double top = std::min(functions->front()->excess_ns, rank_excess_ns);
     const auto extra = std::find_if(functions->begin(), functions->end(), [&](const FunctionOutlier* fn) {
       return PeersDoNotDo(*fn) && fn->excess_ns >= kExtraWorkLeadShare * top;
     });
@@ -223,9 +227,9 @@ Finding Rules::SlowGroupFinding(const SlowGroup& g) const {
       functions.push_back(&fn);
     }
   }
-  LeadWithExtraWork(&functions);
   std::vector<double> excess;
   for (uint32_t r : g.ranks) excess.push_back(in_.slow->excess_ns[r]);
+  LeadWithExtraWork(&functions, ComputeRobustStats(excess).median);
   f.cost = CostOf(WhatIfLikeMedian(*in_.metrics, g.ranks), CostMethod::kWhatIfLikeMedian,
                   ComputeRobustStats(excess).median);
   f.severity = SeverityOf(f.cost);
@@ -257,8 +261,10 @@ void Rules::AddLocalEvidence(const SlowGroup& g, Finding* f) const {
     Evidence e;
     e.kind = EvidenceKind::kLocalTime;
     e.rank = RankNo(r);
-    e.Set("local_ns", M(r).local_ns).Set("median_local_ns", s.local.median).Set("ranks_compared", s.local.count)
-        .Set("threshold_ns", s.threshold_ns).Set("comm_wait_ns", M(r).comm_wait_ns)
+    const RobustStats& peers = s.compared[r];
+    e.Set("local_ns", M(r).local_ns).Set("median_local_ns", peers.median).Set("ranks_compared", peers.count)
+        .Set("threshold_ns", s.compared_threshold_ns[r])
+        .Set("peers", peers.count < s.local.count ? 1 : 0).Set("comm_wait_ns", M(r).comm_wait_ns)
         .Set("median_comm_wait_ns", MedianOf(&RankMetrics::comm_wait_ns)).Set("compute_ns", M(r).compute_ns)
         .Set("median_compute_ns", MedianOf(&RankMetrics::compute_ns));
     f->evidence.push_back(std::move(e));
@@ -298,8 +304,12 @@ NextStep Rules::NextForSlowGroup(const SlowGroup& g, const Finding& f, const Pha
                                  const std::vector<const FunctionOutlier*>& functions) const {
   if (g.scope == SlowScope::kNode) return {NextStepKind::kCheckHost, g.host, ""};
   // A function explains the slowness when it holds at least half of the phase's excess; a
-  // sleep or a stall in data loading has no function of its own.
-  if (!functions.empty() && (!phase || functions.front()->excess_ns >= 0.5 * phase->excess_ns)) {
+  // sleep or a stall in data loading has no function of its own, and a wait there (the loader's
+  // queue, polled while its worker processes are behind) is the input pipeline's.
+  const bool waits_for_input =
+      phase && phase->phase == StepPhase::kDataLoading && !functions.empty() && functions.front()->wait;
+  if (!functions.empty() && !waits_for_input &&
+      (!phase || functions.front()->excess_ns >= 0.5 * phase->excess_ns)) {
     return {NextStepKind::kFunctionOnRanks, functions.front()->name, functions.front()->detail};
   }
   if (phase && phase->phase == StepPhase::kDataLoading) return {NextStepKind::kInputPipeline, f.subject, ""};

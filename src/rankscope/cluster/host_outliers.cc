@@ -122,10 +122,22 @@ Evidence FunctionEvidenceOf(const HostExcess& e, const std::vector<bool>& group,
   return ev;
 }
 
+bool AboutHost(const Finding& f, const std::string& host) {
+  return f.kind == FindingKind::kSlowNode && std::find(f.hosts.begin(), f.hosts.end(), host) != f.hosts.end();
+}
+
+// A node the slow-rank rule found with nothing to say where its time goes. Its ranks, half the
+// job, can be slow one by one against their peers (the other slow rank among them) while no phase
+// or function of theirs stands out against every rank; the host compared with the other hosts
+// then names what.
+bool Unexplained(const Finding& f) {
+  return f.subject.empty() && f.FindEvidence(EvidenceKind::kPhase) == nullptr &&
+         f.FindEvidence(EvidenceKind::kFunction) == nullptr;
+}
+
 bool AlreadyNamed(const std::vector<Finding>& findings, const std::string& host) {
-  return std::any_of(findings.begin(), findings.end(), [&](const Finding& f) {
-    return f.kind == FindingKind::kSlowNode && std::find(f.hosts.begin(), f.hosts.end(), host) != f.hosts.end();
-  });
+  return std::any_of(findings.begin(), findings.end(),
+                     [&](const Finding& f) { return AboutHost(f, host) && !Unexplained(f); });
 }
 
 // The host's saving: its ranks like the other hosts' median rank in each step (a slow host), or
@@ -335,7 +347,7 @@ void ReplaceSingleRankFindings(Finding f, std::vector<Finding>* findings, const 
   };
   std::erase_if(*findings, [&](const Finding& g) {
     const bool single = g.kind == FindingKind::kSlowRank || g.kind == FindingKind::kSlowFunction ||
-                        g.kind == FindingKind::kExtraWork;
+                        g.kind == FindingKind::kExtraWork || (AboutHost(g, f.hosts.front()) && Unexplained(g));
     return single && !g.ranks.empty() && std::all_of(g.ranks.begin(), g.ranks.end(), [&](int64_t r) {
       return std::find(f.ranks.begin(), f.ranks.end(), r) != f.ranks.end();
     }) && explained(g);

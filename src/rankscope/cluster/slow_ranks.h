@@ -42,6 +42,8 @@ struct SlowRankAnalysis {
   RobustStats local;                 // local time per step over ranks
   double threshold_ns = 0;           // excess over the median that is abnormal (robust rule)
   std::vector<double> excess_ns;     // per rank: local - median local
+  std::vector<RobustStats> compared; // per rank: the local times it was tested against (its peers')
+  std::vector<double> compared_threshold_ns;  // per rank: the rule's threshold over `compared`
   std::vector<bool> outlier;         // per rank: abnormal local time (before the lateness check)
   std::vector<bool> slow;            // per rank: outlier, material and late
   std::vector<SlowGroup> groups;     // worst first (largest excess)
