@@ -229,9 +229,9 @@ Finding Rules::SlowGroupFinding(const SlowGroup& g) const {
   }
   std::vector<double> excess;
   for (uint32_t r : g.ranks) excess.push_back(in_.slow->excess_ns[r]);
-  LeadWithExtraWork(&functions, ComputeRobustStats(excess).median);
-  f.cost = CostOf(WhatIfLikeMedian(*in_.metrics, g.ranks), CostMethod::kWhatIfLikeMedian,
-                  ComputeRobustStats(excess).median);
+  const double median_excess = ComputeRobustStats(excess).median;
+  LeadWithExtraWork(&functions, median_excess);
+  f.cost = CostOf(WhatIfLikeMedian(*in_.metrics, g.ranks), CostMethod::kWhatIfLikeMedian, median_excess);
   f.severity = SeverityOf(f.cost);
   if (phase) {
     f.subject = StepPhaseName(phase->phase);
