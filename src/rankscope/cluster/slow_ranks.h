@@ -1,14 +1,13 @@
 // Slow rank and slow node localisation.
 //
-// A rank is slow when, by the robust rule, its local time per step (rank_metrics.h: step time
-// minus communication wait) stands out above its peers' (from four ranks on, the median and MAD
-// of the other ranks: with few, the rank itself widens the spread it is tested by) by at least
-// the minimum excess, and the collectives confirm it: it arrives late (arrival.h: its positive
-// lateness, added over its collectives and divided by its steps, is at least a quarter of its
-// excess) and consistently (its lateness stands out in at least half of the steps). A rank that
-// does more work but does
-// not arrive late is not what its peers wait for; a rank that was late once (descheduled by
-// the OS, a page fault storm) is not a straggler. Without matched collectives the local time
+// A rank is slow when, by the robust rule, its local time per step (rank_metrics.h: step time minus
+// communication wait) stands out above its peers' (from four ranks on, the median and MAD of the
+// other ranks: with few, the rank itself widens the spread it is tested by) by at least the minimum
+// excess, and the collectives confirm it: it arrives late (arrival.h: its positive lateness, added
+// over its collectives and divided by its steps, is at least a quarter of its excess) and
+// consistently (its lateness stands out in at least half of the steps). A rank that does more work
+// but does not arrive late is not what its peers wait for; a rank that was late once (descheduled
+// by the OS, a page fault storm) is not a straggler. Without matched collectives the local time
 // alone decides.
 //
 // Ranks are then grouped by host. A host with two or more slow ranks, and slow ranks making up
