@@ -731,6 +731,46 @@ TEST(SlowRanks, FewRanksAreEachComparedWithTheirPeers) {
       << DescribeFinding(f).evidence[0];
 }
 
+// Two ranks have no spread: each is compared with the other by the margin alone, and the one
+// that arrives later at the step's collective is the late one. Before, nothing could stand out
+// of two (the rule asked for three values) and a 2-rank job whose rank 1 did 40 ms of extra
+// forward per step had no finding.
+TEST(SlowRanks, OfTwoRanksTheOneItsPeerWaitsForIsTheStraggler) {
+  auto pair = [](int64_t extra) {
+    std::vector<RankSummary> ranks;
+    for (int r = 0; r < 2; ++r) {
+      const int64_t more = r == 1 ? extra : 0;
+      ranks.push_back(MakeRank(r, 4, 100 * kMs, 5 * kMs + extra - more, "node"));
+      for (int i = 0; i < 4; ++i) {
+        const int64_t step_start = kT0 + i * 100 * kMs;
+        ranks.back().collectives.push_back(Inst(step_start + 50 * kMs + more + r * 1000, step_start + 60 * kMs + extra, 10 + i));
+        ranks.back().steps[i].cpu_phase_ns[static_cast<int>(StepPhase::kForward)] += more;
+      }
+    }
+    return ranks;
+  };
+  auto d = DiagnoseCluster(pair(40 * kMs), {});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->slow.slow, (std::vector<bool>{false, true}));
+  EXPECT_DOUBLE_EQ(d->slow.excess_ns[1], 40 * kMs);  // over the other rank, not over their mean
+  EXPECT_EQ(d->arrival.ranks[1].late_steps, 4u);
+  ASSERT_FALSE(d->findings.empty());
+  const Finding& f = d->findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kSlowRank);
+  EXPECT_EQ(f.ranks, (std::vector<int64_t>{1}));
+  EXPECT_EQ(f.subject, "forward");  // the phase, against the other rank's
+  EXPECT_NEAR(f.cost.saving_ns, 40 * kMs, 1e3);
+  EXPECT_NE(DescribeFinding(f).evidence[0].find("over its peer (abnormal above +5.50 ms)"), std::string::npos)
+      << DescribeFinding(f).evidence[0];
+  // Within the margin (10 % of the other's 55 ms of local time): nothing.
+  auto close = DiagnoseCluster(pair(4 * kMs), {});
+  ASSERT_TRUE(close.ok());
+  EXPECT_TRUE(close->findings.empty());
+  auto clean = DiagnoseCluster(pair(0), {});
+  ASSERT_TRUE(clean.ok());
+  EXPECT_TRUE(clean->findings.empty());
+}
+
 TEST(SlowRanks, AStragglerIsCostedStepByStep) {
   // Rank 3 is 10 ms slower in every step; in each step one other rank is 6 ms slower than usual
   // (a different one each time: noise). Each step ends when its slowest rank arrives, so fixing

@@ -490,6 +490,20 @@ def test_a_rank_whose_dataloader_workers_fall_behind_is_a_straggler(run_rankscop
     assert len(report["findings"]) == 1
 
 
+def test_the_straggler_of_a_two_rank_job_is_named(run_rankscope):
+    """Rank 1 of two burns 20 ms of matmuls in every forward (tests/data/cluster/two_ranks/README.md).
+    Two values have no spread, so nothing was ever compared in a 2-rank job; each rank is now
+    compared with the other by the margin, and the one the other waits for is the straggler."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "two_ranks")
+    assert len(report["findings"]) == 1
+    (top,) = report["findings"]
+    assert (top["kind"], top["ranks"], top["subject"]["name"]) == ("slow_rank", [1], "forward")
+    functions = [e["subject"] for e in top["evidence"] if e["kind"] == "function"]
+    assert functions and functions[0].endswith("ddp_train.py(104): burn_cpu"), functions
+    assert top["cost"]["saving_ns"] > 0.3 * report["cluster"]["step_ns"]
+    assert report["cluster"]["ranks"][1]["last_arriver_votes"] == 16
+
+
 def test_compiled_code_is_compared_across_ranks_whose_graphs_differ(run_rankscope):
     """Every rank runs a torch.compile'd model; rank 1's graph has more matmuls, so inductor wrote
     it to a file of another hashed name (tests/data/cluster/compiled_graph/README.md). Compared by

@@ -36,7 +36,8 @@ int64_t StepOf(const std::vector<RankSummary>& ranks, const MatchedCollective& c
   return ranks[p.rank].collectives[p.instance].step;
 }
 
-// Per step: which ranks' summed lateness stands out among the participants'.
+// Per step: which ranks' summed lateness stands out among the participants'. Of two, the one that
+// was later (there is no spread to stand out from).
 void CountLateSteps(const std::map<int64_t, std::map<uint32_t, int64_t>>& late_by_step, const OutlierRule& rule,
                     std::vector<RankArrival>* ranks) {
   for (const auto& [step, late] : late_by_step) {
@@ -45,7 +46,9 @@ void CountLateSteps(const std::map<int64_t, std::map<uint32_t, int64_t>>& late_b
     const RobustStats stats = ComputeRobustStats(values);
     for (const auto& [rank, ns] : late) {
       ++(*ranks)[rank].arrival_steps;
-      if (ns > 0 && rule.IsHigh(static_cast<double>(ns), stats)) ++(*ranks)[rank].late_steps;
+      const bool stands_out =
+          values.size() == 2 ? ns > std::min(values[0], values[1]) : rule.IsHigh(static_cast<double>(ns), stats);
+      if (ns > 0 && stands_out) ++(*ranks)[rank].late_steps;
     }
   }
 }

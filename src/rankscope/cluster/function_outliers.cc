@@ -239,11 +239,14 @@ void CompareAmong(const FunctionSamples& f, const std::vector<Sample>& samples, 
   const RobustStats stats = ComputeRobustStats(values);
   const RobustStats call_stats = ComputeRobustStats(calls);
   const int64_t median_per_call = Quantile(per_call, 0.5);
-  for (const Sample& s : samples) {
-    const double excess = s.value_ns - stats.median;
-    if (!rule.IsHigh(s.value_ns, stats) || excess < min_excess_ns) continue;
-    out->push_back({f.kind, f.name, f.detail, s.rank, s.value_ns, stats.median, rule.Threshold(stats), excess,
-                    s.calls, call_stats.median, s.per_call_ns, median_per_call, samples.size(), f.wait});
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const Sample& s = samples[i];
+    const RobustStats against = ComparedWith(values, i, stats);
+    const double excess = s.value_ns - against.median;
+    if (!rule.IsHigh(s.value_ns, against) || excess < min_excess_ns) continue;
+    out->push_back({f.kind, f.name, f.detail, s.rank, s.value_ns, against.median, rule.Threshold(against), excess,
+                    s.calls, ComparedWith(calls, i, call_stats).median, s.per_call_ns, median_per_call, samples.size(),
+                    f.wait});
   }
 }
 

@@ -15,9 +15,11 @@ std::vector<PhaseOutlier> FindPhaseOutliers(const std::vector<RankSummary>& rank
       for (const RankMetrics& m : metrics) values.push_back(side ? m.gpu_phase_ns[p] : m.cpu_phase_ns[p]);
       const RobustStats stats = ComputeRobustStats(values);
       for (uint32_t r = 0; r < values.size(); ++r) {
-        const double excess = values[r] - stats.median;
-        if (!rule.IsHigh(values[r], stats) || excess < min_excess_ns) continue;
-        out.push_back({static_cast<StepPhase>(p), side == 1, r, values[r], stats.median, rule.Threshold(stats), excess});
+        const RobustStats against = ComparedWith(values, r, stats);
+        const double excess = values[r] - against.median;
+        if (!rule.IsHigh(values[r], against) || excess < min_excess_ns) continue;
+        out.push_back({static_cast<StepPhase>(p), side == 1, r, values[r], against.median, rule.Threshold(against),
+                       excess});
       }
     }
   }

@@ -98,7 +98,12 @@ double OutlierRule::Threshold(const RobustStats& s) const {
 }
 
 bool OutlierRule::IsHigh(double value, const RobustStats& s) const {
-  return s.count >= 3 && value - s.median > Threshold(s);
+  return (s.count >= 3 || s.count == 1) && value - s.median > Threshold(s);
+}
+
+RobustStats ComparedWith(const std::vector<double>& values, size_t i, const RobustStats& all) {
+  if (values.size() != 2) return all;
+  return RobustStats{values[1 - i], 0, 1};
 }
 
 bool OutlierRule::IsLow(double value, const RobustStats& s) const {

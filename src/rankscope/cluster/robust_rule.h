@@ -50,13 +50,18 @@ class LeaveOneOutStats {
 // each of `removed` (values of it, any order): the median of the others from one sort of all.
 double MedianWithout(const std::vector<double>& sorted, std::vector<double> removed);
 
+// What values[i] is compared with: the stats of all the values, or, of two, the other one (count
+// 1: two values have no spread, and their median is halfway to the one being tested).
+RobustStats ComparedWith(const std::vector<double>& values, size_t i, const RobustStats& all);
+
 struct OutlierRule {
   double k = 3.0;
   double margin = 0.10;
 
   // The smallest excess over the median that counts as abnormal.
   double Threshold(const RobustStats& s) const;
-  // value - median > Threshold (slower / bigger than the peers).
+  // value - median > Threshold (slower / bigger than the peers), against at least three values or
+  // against one other (by the margin alone: a pair).
   bool IsHigh(double value, const RobustStats& s) const;
   // value - median < -Threshold (lower than the peers).
   bool IsLow(double value, const RobustStats& s) const;

@@ -50,15 +50,19 @@ SlowRankAnalysis LocateSlowRanks(const std::vector<RankMetrics>& metrics, const 
   s.local = ComputeRobustStats(local);
   s.threshold_ns = rule.Threshold(s.local);
   LeaveOneOutStats peers(local);
+  // Two ranks have no spread: each is compared with the other by the margin alone (the lateness and
+  // step-by-step tests still apply), and its excess is over the other, not over their mean.
+  const bool pair = local.size() == 2;
   for (uint32_t r = 0; r < metrics.size(); ++r) {
-    const double excess = local[r] - s.local.median;
     // Each rank against its peers, once there are enough of them for a spread: with few ranks the
     // rank itself, and one peer that is fast for its own reasons, widen the MAD of all of them
     // past the rank's excess (4 ranks whose locals are 26, 35, 37 and 53 ms: a threshold of 24 ms
     // over all four, of 9 ms over the other three).
-    s.compared.push_back(local.size() >= 4 ? peers.Without(local[r]) : s.local);
-    s.compared_threshold_ns.push_back(rule.Threshold(s.compared.back()));
-    const bool outlier = rule.IsHigh(local[r], s.compared.back());
+    s.compared.push_back(local.size() >= 4 || pair ? peers.Without(local[r]) : s.local);
+    const RobustStats& compared = s.compared.back();
+    s.compared_threshold_ns.push_back(rule.Threshold(compared));
+    const double excess = local[r] - (pair ? compared.median : s.local.median);
+    const bool outlier = rule.IsHigh(local[r], compared);
     s.excess_ns.push_back(excess);
     s.outlier.push_back(outlier);
     s.slow.push_back(outlier && excess >= min_excess_ns && ArrivesLate(arrival.ranks[r], metrics[r], excess));

@@ -57,11 +57,16 @@ class Writer {
     for (const RankHost& h : d_.hosts) hosts.insert(h.host);
     const bool named = !d_.hosts.empty() && d_.hosts.front().source != HostSource::kNone;
     out_ += "\n" + s_.Bold("Cluster diagnosis") + "\n";
-    out_ += Wrap(fmt::format("{} ranks{}; times per {}; abnormal = above the median of the ranks by more than {}x1.4826 "
-                             "MAD and more than {:.0f}%; findings worth at least {:.1f}% of the step ({})",
-                             d_.metrics.size(), named ? fmt::format(" on {} host(s) ({})", hosts.size(), HostSources()) : "", d_.unit,
-                             d_.options.outlier_k, 100 * d_.options.outlier_margin, 100 * d_.options.min_cost_share,
-                             D(d_.min_excess_ns)),
+    const std::string rule =
+        d_.metrics.size() == 2
+            ? fmt::format("abnormal = more than {:.0f}% above the other rank (two ranks have no spread)",
+                          100 * d_.options.outlier_margin)
+            : fmt::format("abnormal = above the median of the ranks by more than {}x1.4826 MAD and more than {:.0f}%{}",
+                          d_.options.outlier_k, 100 * d_.options.outlier_margin,
+                          d_.metrics.size() >= 4 ? " (a rank's local time: of its peers)" : "");
+    out_ += Wrap(fmt::format("{} ranks{}; times per {}; {}; findings worth at least {:.1f}% of the step ({})",
+                             d_.metrics.size(), named ? fmt::format(" on {} host(s) ({})", hosts.size(), HostSources()) : "",
+                             d_.unit, rule, 100 * d_.options.min_cost_share, D(d_.min_excess_ns)),
                  "  ", "  ");
   }
 

@@ -270,7 +270,8 @@ std::string LocalTimeSentence(const Evidence& e, const Finding& f) {
   return fmt::format("rank {}: local time (step minus communication wait) {}{} vs median {} over {} (abnormal "
                      "above +{}); communication wait {} vs median {}; compute busy {} vs median {}",
                      e.rank, D(e.Get("local_ns")), Per(f), D(e.Get("median_local_ns")),
-                     e.Get("peers") > 0 ? fmt::format("its {:.0f} peers", e.Get("ranks_compared"))
+                     e.Get("peers") > 0 ? (e.Get("ranks_compared") == 1 ? std::string("its peer")
+                                                                          : fmt::format("its {:.0f} peers", e.Get("ranks_compared")))
                                         : RankCount(e.Get("ranks_compared")),
                      D(e.Get("threshold_ns")), D(e.Get("comm_wait_ns")), D(e.Get("median_comm_wait_ns")),
                      D(e.Get("compute_ns")), D(e.Get("median_compute_ns")));
