@@ -5,6 +5,8 @@
 // Why both conditions: MAD alone flags tiny deviations when the peers agree to the nanosecond
 // (MAD = 0, e.g. identical kernels on identical GPUs); the margin alone flags normal spread on
 // noisy metrics. 1.4826 makes k·1.4826·MAD comparable to k standard deviations for normal data.
+// Against one other value (the other rank of two, ComparedWith) there is no spread: the margin
+// alone decides.
 #pragma once
 
 #include <cstddef>
