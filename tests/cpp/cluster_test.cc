@@ -743,7 +743,8 @@ TEST(SlowRanks, OfTwoRanksTheOneItsPeerWaitsForIsTheStraggler) {
       ranks.push_back(MakeRank(r, 4, 100 * kMs, 5 * kMs + extra - more, "node"));
       for (int i = 0; i < 4; ++i) {
         const int64_t step_start = kT0 + i * 100 * kMs;
-        ranks.back().collectives.push_back(Inst(step_start + 50 * kMs + more + r * 1000, step_start + 60 * kMs + extra, 10 + i));
+        const int64_t arrive = step_start + 50 * kMs + more + r * 1000;
+        ranks.back().collectives.push_back(Inst(arrive, step_start + 60 * kMs + extra, 10 + i));
         ranks.back().steps[i].cpu_phase_ns[static_cast<int>(StepPhase::kForward)] += more;
       }
     }

@@ -276,7 +276,8 @@ TEST(Waits, TheDataLoadersWaitForItsWorkersIsAWait) {
   for (const char* frame : {"<built-in method poll of select.poll object at 0x?>",
                             "<built-in method select of select.epoll object at 0x?>",
                             "multiprocessing/connection.py(933): wait", "multiprocessing/connection.py(440): _poll",
-                            "multiprocessing/queues.py(113): get", "/usr/lib/python3.11/multiprocessing/queues.py(113): get"}) {
+                            "multiprocessing/queues.py(113): get",
+                            "/usr/lib/python3.11/multiprocessing/queues.py(113): get"}) {
     EXPECT_TRUE(IsWaitFunction(FunctionTableKind::kPythonFrame, frame)) << frame;
   }
   // A file of the job's own of the same name is the job's work.

@@ -52,8 +52,8 @@ class LeaveOneOutStats {
 // each of `removed` (values of it, any order): the median of the others from one sort of all.
 double MedianWithout(const std::vector<double>& sorted, std::vector<double> removed);
 
-// What values[i] is compared with: the stats of all the values, or, of two, the other one (count
-// 1: two values have no spread, and their median is halfway to the one being tested).
+// What values[i] is compared with: the stats of all the values, or, of two, the other value alone
+// (count 1; the median of two would sit halfway to the one being tested, and two have no spread).
 RobustStats ComparedWith(const std::vector<double>& values, size_t i, const RobustStats& all);
 
 struct OutlierRule {

@@ -64,9 +64,10 @@ class Writer {
             : fmt::format("abnormal = above the median of the ranks by more than {}x1.4826 MAD and more than {:.0f}%{}",
                           d_.options.outlier_k, 100 * d_.options.outlier_margin,
                           d_.metrics.size() >= 4 ? " (a rank's local time: of its peers)" : "");
+    const std::string on_hosts = named ? fmt::format(" on {} host(s) ({})", hosts.size(), HostSources()) : "";
     out_ += Wrap(fmt::format("{} ranks{}; times per {}; {}; findings worth at least {:.1f}% of the step ({})",
-                             d_.metrics.size(), named ? fmt::format(" on {} host(s) ({})", hosts.size(), HostSources()) : "",
-                             d_.unit, rule, 100 * d_.options.min_cost_share, D(d_.min_excess_ns)),
+                             d_.metrics.size(), on_hosts, d_.unit, rule, 100 * d_.options.min_cost_share,
+                             D(d_.min_excess_ns)),
                  "  ", "  ");
   }
 

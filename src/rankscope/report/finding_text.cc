@@ -266,13 +266,18 @@ std::string CostLine(const Finding& f) {
 
 std::string RankCount(double n) { return fmt::format("{:.0f} rank{}", n, n == 1 ? "" : "s"); }
 
+// "4 ranks" (every rank), "its 3 peers" or "its peer" (the others: slow_ranks.h).
+std::string ComparedRanks(const Evidence& e) {
+  const double n = e.Get("ranks_compared");
+  if (e.Get("peers") <= 0) return RankCount(n);
+  return n == 1 ? std::string("its peer") : fmt::format("its {:.0f} peers", n);
+}
+
 std::string LocalTimeSentence(const Evidence& e, const Finding& f) {
   return fmt::format("rank {}: local time (step minus communication wait) {}{} vs median {} over {} (abnormal "
                      "above +{}); communication wait {} vs median {}; compute busy {} vs median {}",
                      e.rank, D(e.Get("local_ns")), Per(f), D(e.Get("median_local_ns")),
-                     e.Get("peers") > 0 ? (e.Get("ranks_compared") == 1 ? std::string("its peer")
-                                                                          : fmt::format("its {:.0f} peers", e.Get("ranks_compared")))
-                                        : RankCount(e.Get("ranks_compared")),
+                     ComparedRanks(e),
                      D(e.Get("threshold_ns")), D(e.Get("comm_wait_ns")), D(e.Get("median_comm_wait_ns")),
                      D(e.Get("compute_ns")), D(e.Get("median_compute_ns")));
 }
