@@ -58,7 +58,7 @@ SlowRankAnalysis LocateSlowRanks(const std::vector<RankMetrics>& metrics, const 
     // rank itself, and one peer that is fast for its own reasons, widen the MAD of all of them
     // past the rank's excess (4 ranks whose locals are 26, 35, 37 and 53 ms: a threshold of 24 ms
     // over all four, of 9 ms over the other three).
-    s.compared.push_back(local.size() >= 4 || pair ? peers.Without(local[r]) : s.local);
+    s.compared.push_back(local.size() >= 4 ? peers.Without(local[r]) : ComparedWith(local, r, s.local));
     const RobustStats& compared = s.compared.back();
     s.compared_threshold_ns.push_back(rule.Threshold(compared));
     const double excess = local[r] - (pair ? compared.median : s.local.median);
