@@ -335,6 +335,41 @@ TEST(Definitions, GlooCollectiveFromAnnotation) {
   EXPECT_EQ(r.steps[0].comm_exposed_ns, 20'000);  // the step launched it: its wait is the step's
 }
 
+// Untraced time: the instants of the step in which the process records nothing, keyed by the
+// outermost slices around the gap. The step's own annotation covers nothing; a gap shorter than
+// kMinUntracedGapNs is the interpreter; from the first gloo collective in flight on, the rank is
+// waiting for its peers and then to be woken, not running code of its own.
+TEST(Definitions, UntracedTimeBetweenRecordedSlices) {
+  json gloo = Slice("user_annotation", "gloo:all_reduce", 700, 100, {{"Input Dims", {{1000}}}, {"Input type", {"float"}}},
+                    2);
+  const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 1000),
+                                 Slice("cpu_op", "aten::randint", 0, 10), Slice("cpu_op", "aten::random_", 2, 8),
+                                 // 300 us with nothing recorded: a time.sleep before the forward
+                                 Slice("user_annotation", "DistributedDataParallel.forward", 310, 200),
+                                 Slice("cpu_op", "aten::linear", 310, 200),
+                                 // 50 us: the interpreter between two ops
+                                 Slice("cpu_op", "aten::mse_loss", 560, 40),
+                                 // [600, 700) untraced, [700, 800) waiting in the all-reduce, [800, 950)
+                                 // waking from the wait
+                                 Slice("cpu_op", "aten::add_", 950, 20), gloo});
+  ASSERT_EQ(r.untraced.rows.size(), 2u);
+  const FunctionStat* sleep = Row(r.untraced, "between aten::randint and DistributedDataParallel.forward");
+  ASSERT_NE(sleep, nullptr);
+  EXPECT_EQ(sleep->count, 1u);
+  EXPECT_EQ(sleep->total_ns, 300'000);
+  const FunctionStat* before_wait = Row(r.untraced, "between aten::mse_loss and aten::add_");
+  ASSERT_NE(before_wait, nullptr);
+  EXPECT_EQ(before_wait->total_ns, 100'000);  // the all-reduce and the wake-up after it are not untraced
+}
+
+// With Python stacks the frames cover the thread: no untraced time.
+TEST(Definitions, NoUntracedTimeUnderPythonFrames) {
+  const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 1000),
+                                 Slice("python_function", "train.py(10): main", 0, 1000, {{"Python id", 1}}),
+                                 Slice("cpu_op", "aten::randint", 0, 10), Slice("cpu_op", "aten::linear", 500, 100)});
+  EXPECT_TRUE(r.untraced.rows.empty());
+}
+
 // Without record_shapes gloo's spans carry no shapes: still the collectives, of unknown size.
 TEST(Definitions, GlooCollectiveWithoutShapes) {
   const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 100),

@@ -16,6 +16,7 @@
 #include "rankscope/analysis/memory_usage.h"
 #include "rankscope/analysis/slice_order.h"
 #include "rankscope/analysis/step_phases.h"
+#include "rankscope/analysis/untraced_time.h"
 
 namespace rankscope {
 namespace {
@@ -125,6 +126,7 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
     r.runtime_calls = BuildRuntimeCallTable(m, order, w, timeline.busy, opt.max_rows);
     r.cpu_ops = BuildCpuOpTable(m, order, w, timeline.busy, opt.max_rows);
     r.python_paths = BuildPythonPathTable(m, order, w, timeline.busy, opt.max_rows, &r.collector_threads);
+    r.untraced = BuildUntracedTable(m, order, w, timeline.busy, opt.max_rows);
   }
   const IntervalSet host_compute = HostCompute(m, order);
   r.steps = AnalyzeSteps(m, order, steps, w, acts, host_compute);

@@ -37,8 +37,9 @@ FunctionTable ByName(const TraceModel& m, const std::vector<uint32_t>& order, co
   return table;
 }
 
-// Tracks on which one of rankscope's collector threads runs (a frame of its thread entry).
-std::vector<uint32_t> CollectorTracks(const TraceModel& m) {
+}  // namespace
+
+std::vector<uint32_t> CollectorThreadTracks(const TraceModel& m) {
   std::vector<uint32_t> tracks;
   std::vector<bool> checked(m.strings.size(), false);
   const SliceTable& s = m.slices;
@@ -54,6 +55,8 @@ std::vector<uint32_t> CollectorTracks(const TraceModel& m) {
   tracks.erase(std::unique(tracks.begin(), tracks.end()), tracks.end());
   return tracks;
 }
+
+namespace {
 
 // Call-path ids: a trie of (parent path, frame name) built while walking each frame's parents.
 class PathTrie {
@@ -155,7 +158,7 @@ FunctionTable BuildCpuOpTable(const TraceModel& m, const std::vector<uint32_t>& 
 FunctionTable BuildPythonPathTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
                                    const IntervalSet& busy, size_t max_rows, uint32_t* collector_threads) {
   if (m.python.empty()) return {};
-  const std::vector<uint32_t> collector = CollectorTracks(m);
+  const std::vector<uint32_t> collector = CollectorThreadTracks(m);
   if (collector_threads) *collector_threads = static_cast<uint32_t>(collector.size());
   PathTrie trie;
   const std::vector<uint32_t> node = PathNodes(m, trie);

@@ -22,6 +22,9 @@ FunctionTable BuildCpuOpTable(const TraceModel& model, const std::vector<uint32_
 FunctionTable BuildPythonPathTable(const TraceModel& model, const std::vector<uint32_t>& order, const Window& window,
                                    const IntervalSet& gpu_busy, size_t max_rows, uint32_t* collector_threads = nullptr);
 
+// The tracks on which one of rankscope's collector threads runs (a frame of its thread entry), sorted.
+std::vector<uint32_t> CollectorThreadTracks(const TraceModel& model);
+
 // "8979 (pt_main_thread)": a thread as the report shows it.
 std::string ThreadLabel(const TraceModel& model, uint32_t track);
 

@@ -222,6 +222,7 @@ struct RankSummary {
   FunctionTable cpu_ops;
   FunctionTable python_paths;
   uint32_t collector_threads = 0;  // threads of rankscope's collector, left out of python_paths
+  FunctionTable untraced;  // gaps with nothing recorded, by the slices around them (untraced_time.h)
 
   std::vector<CollectiveType> collective_types;
   std::vector<ProcessGroupRef> process_groups;

@@ -218,6 +218,7 @@ nlohmann::json RankSummaryToJson(const RankSummary& r, double flag) {
          t["collector_threads"] = r.collector_threads;  // rankscope's own threads, left out
          return t;
        }()},
+      {"untraced", TableJson(r.untraced, w, flag)},
       {"idle", IdleJson(r)},
       {"launch", LaunchJson(r)},
       {"memory", MemoryJson(r)},

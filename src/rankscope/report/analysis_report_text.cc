@@ -35,7 +35,7 @@ class Writer {
   void Highlights();
   void Steps();
   void GpuClasses();
-  enum class Names { kCode, kVerbatim, kPaths };
+  enum class Names { kCode, kVerbatim, kPaths, kGaps };
   void Functions(std::string_view title, const FunctionTable& t, Names names);
   void Communication();
   void Idle();
@@ -159,6 +159,17 @@ void Writer::GpuClasses() {
   }
 }
 
+// "between A and B" (analysis/untraced_time.h) as "A .. B", each side cut to half the width: the
+// two ends are what tells one place from another.
+std::string GapCell(std::string_view name, size_t width) {
+  constexpr std::string_view kBetween = "between ", kAnd = " and ";
+  const size_t and_at = name.find(kAnd);
+  if (!name.starts_with(kBetween) || and_at == std::string_view::npos) return CellName(name, width);
+  const size_t half = (width - 4) / 2;
+  auto cut = [&](std::string_view s) { return s.size() <= half ? std::string(s) : std::string(s.substr(0, half - 3)) + "..."; };
+  return cut(name.substr(kBetween.size(), and_at - kBetween.size())) + " .. " + cut(name.substr(and_at + kAnd.size()));
+}
+
 void Writer::Functions(std::string_view title, const FunctionTable& t, Names names) {
   if (t.rows.empty()) return;
   const bool paths = names == Names::kPaths;
@@ -179,6 +190,8 @@ void Writer::Functions(std::string_view title, const FunctionTable& t, Names nam
     if (paths) {
       const std::string thread = f.detail.substr(0, f.detail.find(' '));
       name = CellPath(f.name, kNameWidth - thread.size() - 3) + " [" + thread + "]";
+    } else if (names == Names::kGaps) {
+      name = GapCell(f.name, kNameWidth);
     } else if (names == Names::kVerbatim) {
       name = f.name.size() <= kNameWidth ? f.name : f.name.substr(0, kNameWidth - 3) + "...";
     } else if (!f.detail.empty() && name_rows[f.name] > 1) {
@@ -297,6 +310,7 @@ std::string Writer::Render() {
   Functions("CUDA/HIP runtime calls", r_.runtime_calls, Names::kCode);
   Functions("CPU ops", r_.cpu_ops, Names::kCode);
   Functions("Python call paths", r_.python_paths, Names::kPaths);
+  Functions("Untraced time (nothing recorded there)", r_.untraced, Names::kGaps);
   Idle();
   Launch();
   Memory();

@@ -180,7 +180,7 @@ Status Validate(const RankSummary& r) {
   auto valid_class = [](ActivityClass c) { return static_cast<int>(c) < kNumActivityClasses || c == ActivityClass::kNone; };
   if (static_cast<int>(r.window_mode) > static_cast<int>(WindowMode::kExplicit)) return DataLoss("unknown window mode");
   for (const FunctionTable* t : {&r.kernels, &r.kernel_names, &r.kernels_by_op, &r.memory_ops, &r.runtime_calls,
-                                 &r.cpu_ops, &r.python_paths}) {
+                                 &r.cpu_ops, &r.python_paths, &r.untraced}) {
     for (const FunctionStat& f : t->rows) {
       if (!valid_class(f.cls)) return DataLoss("unknown activity class {}", static_cast<int>(f.cls));
     }

@@ -102,7 +102,7 @@ void Fields(A& a, RankSummary& r) {
   a(r.window_mode), a(r.window_start_ns), a(r.window_end_ns), a(r.steps), a(r.steps_in_trace), a(r.step_source),
       a(r.step_marker);
   a(r.has_gpu), a(r.gpu), a(r.kernels), a(r.kernel_names), a(r.kernels_by_op), a(r.memory_ops), a(r.runtime_calls),
-      a(r.cpu_ops), a(r.python_paths), a(r.collector_threads);
+      a(r.cpu_ops), a(r.python_paths), a(r.collector_threads), a(r.untraced);
   a(r.collective_types), a(r.process_groups), a(r.pg_config), a(r.collectives), a(r.omitted_collectives), a(r.host_compute_ns),
       a(r.comm_host_overlap_ns), a(r.comm_busy_ns);
   a(r.idle_by_stream), a(r.kernel_wait_threshold_ns), a(r.launch), a(r.memory);
