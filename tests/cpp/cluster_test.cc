@@ -926,6 +926,54 @@ TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
   EXPECT_NE(DescribeFinding(*extra).cost.find("no peer waits for it measurably"), std::string::npos);
 }
 
+TEST(Findings, UntracedTimeIsARanksOwnCodeWhenItRecursAtOnePlace) {
+  // A profile without Python stacks: every rank's process records nothing for 0.2 ms between the
+  // same two slices in each step; rank 1 for 5 ms (a sleep), in all four steps. Its local time is
+  // no longer than its peers' (the host shares its CPUs), yet the gap recurs at one place: code of
+  // its own, extra work. Rank 2 has a gap as long on average at a place where no peer has one, but
+  // a single one (a preemption between two ops): no finding.
+  std::vector<RankSummary> ranks = Job({}, 0);
+  const std::string place = "between aten::randint and DistributedDataParallel.forward";
+  for (int r = 0; r < 6; ++r) {
+    const int64_t gap = r == 1 ? 5 * kMs : 200'000;
+    ranks[r].untraced.rows.push_back({place, "", ActivityClass::kNone, 4, 4 * gap, gap, gap, gap, 4 * gap, 4.0 * gap});
+  }
+  ranks[2].untraced.rows.push_back({"between aten::mse_loss and aten::ones_like", "", ActivityClass::kNone, 1,
+                                    20 * kMs, 20 * kMs, 20 * kMs, 20 * kMs, 20 * kMs, 20.0 * kMs});
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->findings.size(), 1u);
+  EXPECT_EQ(d->findings[0].kind, FindingKind::kExtraWork);
+  EXPECT_EQ(d->findings[0].ranks, std::vector<int64_t>{1});
+  EXPECT_EQ(d->findings[0].subject_kind, "untraced");
+  EXPECT_EQ(d->findings[0].subject, place);
+  EXPECT_NE(DescribeFinding(d->findings[0]).next.find("find the Python that rank 1 runs between"), std::string::npos);
+}
+
+TEST(Findings, CpuTimeNoSliceExplainsIsExtraWorkOfTheRank) {
+  // The kernel's count of each process's CPU time (rankscope_cpu_sched): rank 3 runs 9 ms per step
+  // more than its peers while its recorded operations take what theirs do — a thread of its own.
+  std::vector<RankSummary> ranks = Job({}, 0);
+  for (int r = 0; r < 6; ++r) {
+    ranks[r].steps_in_trace = 4;
+    ranks[r].host_compute_ns = 4 * 60 * kMs;
+    ranks[r].cpu_sched = {4 * (r == 3 ? 14 : 5) * kMs, 4 * kMs, r == 3 ? 6 : 5};
+  }
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->findings.size(), 1u);
+  EXPECT_EQ(d->findings[0].kind, FindingKind::kExtraWork);
+  EXPECT_EQ(d->findings[0].ranks, std::vector<int64_t>{3});
+  EXPECT_EQ(d->findings[0].subject_kind, "cpu_time");
+  EXPECT_DOUBLE_EQ(d->findings[0].cost.added_ns, 9 * kMs);
+  EXPECT_DOUBLE_EQ(d->findings[0].cost.saving_ns, 0);
+  // The same CPU time in operations the trace records is theirs to show, at their level.
+  ranks[3].host_compute_ns += 4 * 9 * kMs;
+  auto recorded = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(recorded.ok());
+  for (const Finding& f : recorded->findings) EXPECT_NE(f.subject_kind, "cpu_time");
+}
+
 TEST(Findings, SiblingCallPathsOfWorkThePeersDoNotDoAddUp) {
   // Rank 1 checkpoints inline: 8 ms/step creating tensors and, beside it, 6 ms/step in
   // torch.save, whose 4 ms of writing records is inside it. No peer runs any of it, and its own

@@ -531,3 +531,51 @@ def test_a_fault_from_the_middle_of_the_trace_is_named_by_its_function(run_ranks
     assert lead["values"]["calls"] == pytest.approx(0.5) and lead["values"]["median_calls"] == 0
     assert top["cost"]["saving_ns"] > 0
     assert all(2 in f["ranks"] for f in report["findings"] if f["kind"] not in ("cpu_contention", "uneven_timing"))
+
+
+def test_without_python_stacks_a_sleep_is_untraced_time_where_it_lies(run_rankscope):
+    """Rank 1 of four sleeps 12 ms before every forward; the profile has no Python stacks, so the
+    sleep is a gap in which its process records nothing (tests/data/cluster/no_stack_sleep). The
+    gap, compared with the peers' at the same place, leads the straggler's evidence."""
+    directory = REPO / "tests" / "data" / "cluster" / "no_stack_sleep"
+    report = analyze(run_rankscope, directory)
+    assert len(report["findings"]) == 1
+    (top,) = report["findings"]
+    assert (top["kind"], top["ranks"]) == ("slow_rank", [1])
+    functions = [e for e in top["evidence"] if e["kind"] == "function"]
+    assert functions and functions[0]["subject_kind"] == "untraced", functions
+    assert functions[0]["subject"] == ("between enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__ and "
+                                       "Optimizer.zero_grad#SGD.zero_grad")
+    assert functions[0]["values"]["excess_ns"] > 8e6
+    text = run_rankscope("analyze", directory).stdout
+    assert "find the Python that rank 1 runs between" in " ".join(text.split())
+    rank1 = [r for r in report["ranks"] if r["rank"] == 1][0]
+    assert rank1["untraced"]["rows"][0]["name"] == functions[0]["subject"]
+
+
+def test_without_python_stacks_a_spinning_thread_is_unrecorded_cpu_time(run_rankscope):
+    """Rank 2 runs a pure-Python thread that burns 10 % of the step; no slice shows it, the kernel's
+    count of the process's CPU time does (tests/data/cluster/no_stack_cpu_hog)."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "no_stack_cpu_hog")
+    assert len(report["findings"]) == 1
+    (top,) = report["findings"]
+    assert (top["kind"], top["ranks"], top["subject"]["kind"]) == ("extra_work", [2], "cpu_time")
+    assert top["cost"]["saving_ns"] == 0 and top["cost"]["added_ns"] > 5e6  # the job measured no slowdown
+    (cpu,) = [e for e in top["evidence"] if e["kind"] == "cpu_wait"]
+    assert cpu["detail"] == "unrecorded_cpu"
+    assert (cpu["values"]["threads"], cpu["values"]["peers_threads"]) == (6, 5)
+    assert cpu["values"]["run_ns"] > 2 * cpu["values"]["peers_run_ns"]
+
+
+def test_without_python_stacks_a_hooks_ops_are_one_finding_about_its_autograd_node(run_rankscope):
+    """Rank 2's tensor hook runs matmuls inside autograd's AccumulateGrad node; without stacks the
+    node and the hook's ops were three findings for one fault (tests/data/cluster/no_stack_backward_hook)."""
+    directory = REPO / "tests" / "data" / "cluster" / "no_stack_backward_hook"
+    report = analyze(run_rankscope, directory)
+    assert [f["ranks"] for f in report["findings"]] == [[2]]
+    (top,) = report["findings"]
+    assert top["subject"]["name"] == "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+    parts = [e["subject"] for e in top["evidence"] if e["kind"] == "function"][1:]
+    assert parts[:2] == ["aten::matmul", "aten::mm"]
+    text = " ".join(run_rankscope("analyze", directory).stdout.split())
+    assert "look at the hooks autograd runs in torch::autograd::AccumulateGrad on rank 2" in text

@@ -7,6 +7,7 @@
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/step_series.h"
 #include "rankscope/cluster/uneven_timing.h"
+#include "rankscope/cluster/unrecorded_cpu.h"
 
 namespace rankscope {
 namespace {
@@ -109,6 +110,12 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   if (!d.layout.has_pipeline()) {
     d.all_findings = WhatIfAllFindings(series, d.rank_numbers, step_ns, d.findings);
     if (d.replay.faithful()) BoundByReplay(graph, series, d.rank_numbers, &d.all_findings);
+  }
+  // Last: CPU time no trace shows has no cost to add to the others (unrecorded_cpu.h).
+  if (AddUnrecordedCpuFindings({&ranks, &d.cpu_wait, &d.hosts, &d.rank_numbers, rule, d.min_excess_ns, d.unit,
+                                JobStepNs(d.metrics)},
+                               &d.findings)) {
+    RankFindings(&d.findings);
   }
   return d;
 }

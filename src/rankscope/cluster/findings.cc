@@ -55,15 +55,28 @@ class Rules {
   // the median rank never does (a fault from the middle of the trace, a checkpoint every fourth
   // step: fewer than one call per step). Timing noise on a busy machine stretches calls; it does
   // not add them.
-  static bool CallsDiffer(const FunctionOutlier& fn) {
+  bool CallsDiffer(const FunctionOutlier& fn) const {
+    if (fn.kind == FunctionKind::kUntraced) return UntracedCodeOfItsOwn(fn);
     if (fn.median_calls <= 0) return fn.calls > 0;
     return fn.calls - fn.median_calls >= std::max(1.0, kExtraCallsShare * fn.median_calls);
   }
 
+  // Untraced time (analysis/untraced_time.h) is not a call that a busy host can stretch: nothing
+  // runs there but the Python the profile does not record. When the rank spends twice its peers'
+  // time at the place, in at least kUntracedRecurrences gaps (a preemption between two ops lands
+  // anywhere, once), and its typical gap there carries most of the excess (not a few long ones),
+  // it runs code there that its peers do not: a sleep before every forward, a stall every fourth
+  // step.
+  bool UntracedCodeOfItsOwn(const FunctionOutlier& fn) const {
+    const double gaps = fn.calls * static_cast<double>(std::max<uint64_t>(M(fn.rank).steps, 1));
+    const double typical = static_cast<double>(fn.per_call_ns) * std::min(fn.calls, 1.0);
+    return gaps >= kUntracedRecurrences && fn.value_ns >= 2 * fn.median_ns && typical >= 0.5 * fn.excess_ns;
+  }
+
   // Work the peers do not do, or do less often. A wait (a sleep, a lock) is never that work,
   // wherever it is called more often.
-  static bool PeersDoNotDo(const FunctionOutlier& fn) {
-    return !fn.wait && (fn.median_calls <= 0 || CallsDiffer(fn));
+  bool PeersDoNotDo(const FunctionOutlier& fn) const {
+    return !fn.wait && ((fn.median_calls <= 0 && fn.kind != FunctionKind::kUntraced) || CallsDiffer(fn));
   }
 
   // The function that names a rank's anomaly: the largest, unless it is the same calls taking
@@ -72,8 +85,8 @@ class Rules {
   // GEMMs) is where it shows. Moves it to the front. `rank_excess_ns`: the extra local time of a
   // slow rank, which work the peers do not do explains too when it is nearly all of it (a
   // gradient hook's matmuls inside an `AccumulateGrad` that is larger still).
-  static void LeadWithExtraWork(std::vector<const FunctionOutlier*>* functions,
-                                double rank_excess_ns = std::numeric_limits<double>::infinity()) {
+  void LeadWithExtraWork(std::vector<const FunctionOutlier*>* functions,
+                         double rank_excess_ns = std::numeric_limits<double>::infinity()) const {
     if (functions->empty() || PeersDoNotDo(*functions->front())) return;
     const double top = std::min(functions->front()->excess_ns, rank_excess_ns);
     const auto extra = std::find_if(functions->begin(), functions->end(), [&](const FunctionOutlier* fn) {
@@ -92,7 +105,7 @@ class Rules {
   // held by. Sibling call paths do not overlap in time, so their excesses add: a checkpoint whose
   // time is split between creating tensors and `torch.save` beside it is both. Other kinds are not
   // added: a CPU op's time is inside some Python path, and kernels run on a device.
-  static std::vector<const FunctionOutlier*> AddedFunctions(const std::vector<const FunctionOutlier*>& functions) {
+  std::vector<const FunctionOutlier*> AddedFunctions(const std::vector<const FunctionOutlier*>& functions) const {
     std::vector<const FunctionOutlier*> counted;
     for (size_t i = 0; i < functions.size() && i < kFunctionsPerFinding; ++i) {
       const FunctionOutlier* fn = functions[i];
@@ -111,9 +124,9 @@ class Rules {
   // slower on a rank whose local time is not (the rank was descheduled inside it and lost nothing
   // overall, or the time moved between functions) is timing noise, not extra work. A function the
   // peers never run (a thread of its own, e.g. a CPU hog) is work they do not do, wherever its
-  // time goes.
+  // time goes — but untraced time at a place the peers have none is a gap like any other.
   bool ShowsInLocalTime(const FunctionOutlier& fn) const {
-    if (fn.median_calls <= 0) return true;
+    if (fn.median_calls <= 0 && fn.kind != FunctionKind::kUntraced) return true;
     return ShowsInLocalTime(fn.rank, fn.excess_ns);
   }
   // A host phase every rank has (the time outside forward, backward... included) is the same case:
@@ -186,13 +199,31 @@ class Rules {
   // work the peers do not do (the path): a CPU op's calls come from some Python path, but which
   // one the tables do not say, and an op the peers call as often that is slower there can be
   // anywhere (autograd's backward functions under a slow forward path, with anomaly detection on).
-  static bool Holds(const std::vector<const FunctionOutlier*>& path, const std::vector<const FunctionOutlier*>& part) {
+  bool Holds(const std::vector<const FunctionOutlier*>& path, const std::vector<const FunctionOutlier*>& part) const {
     if (path.size() != part.size()) return false;
     for (const FunctionOutlier* p : part) {
       const auto same_rank =
           std::find_if(path.begin(), path.end(), [&](const FunctionOutlier* q) { return q->rank == p->rank; });
       if (same_rank == path.end() || (*same_rank)->wait || (*same_rank)->excess_ns < p->excess_ns) return false;
       if (p->kind == FunctionKind::kCpuOp && !(PeersDoNotDo(**same_rank) && CallsDiffer(*p))) return false;
+    }
+    return true;
+  }
+
+  // Whether the rows of autograd's evaluate_function of a node hold a CPU op's: the same ranks, on
+  // each with at least the op's excess, the op called more often than on the peers. Autograd runs
+  // the user's hooks (tensor hooks, a DDP communication hook) inside it, so in a trace without
+  // Python stacks the ops a hook adds are the node's: one fault, not one finding per op.
+  bool HoldsAsHook(const std::vector<const FunctionOutlier*>& node,
+                   const std::vector<const FunctionOutlier*>& op) const {
+    if (node.size() != op.size() || !node.front()->name.starts_with("autograd::engine::evaluate_function: ")) {
+      return false;
+    }
+    for (const FunctionOutlier* p : op) {
+      const auto same_rank =
+          std::find_if(node.begin(), node.end(), [&](const FunctionOutlier* q) { return q->rank == p->rank; });
+      if (same_rank == node.end() || (*same_rank)->wait || (*same_rank)->excess_ns < p->excess_ns) return false;
+      if (!CallsDiffer(*p)) return false;
     }
     return true;
   }
@@ -333,7 +364,8 @@ std::vector<Finding> Rules::SlowFunctionFindings(
   }
   // A call path inside a Python path abnormal on the same ranks, or a CPU op called more often
   // where such a path is work the peers do not do, its excess fitting inside the path's, is part
-  // of it, not a fault of its own: evidence in the path's finding.
+  // of it, not a fault of its own: evidence in the path's finding. Without such a path, a CPU op
+  // called more often inside a slower autograd node is the node's (HoldsAsHook).
   std::map<Key, Key> container;
   for (const Key& key : order) {
     const FunctionKind kind = std::get<0>(key);
@@ -345,6 +377,10 @@ std::vector<Finding> Rules::SlowFunctionFindings(
         container.emplace(key, outer);
         break;
       }
+    }
+    for (const Key& node : order) {
+      if (kind != FunctionKind::kCpuOp || container.count(key) || std::get<0>(node) != FunctionKind::kCpuOp) break;
+      if (node != key && HoldsAsHook(by_function[node], by_function[key])) container.emplace(key, node);
     }
   }
   std::vector<Finding> out;

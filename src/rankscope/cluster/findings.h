@@ -49,6 +49,8 @@ inline constexpr double kExtraWorkLeadShare = 0.8;
 // Extra work with the same calls: the rank's local time must exceed the median rank's by at least
 // this share of the function's excess.
 inline constexpr double kShownShare = 0.5;
+// Untraced time at one place is code of a rank's own when it recurs in at least this many gaps.
+inline constexpr double kUntracedRecurrences = 3;
 // A costed finding whose saving is at least this share of the step is critical.
 inline constexpr double kCriticalShare = 0.10;
 

@@ -61,6 +61,7 @@ class Collector {
       AddTable(r, FunctionKind::kRuntimeCall, s.runtime_calls, false);
       AddTable(r, FunctionKind::kCpuOp, s.cpu_ops, false);
       AddTable(r, FunctionKind::kPythonPath, s.python_paths, false);
+      AddTable(r, FunctionKind::kUntraced, s.untraced, false);
       AddCollectives(r);
     }
   }
@@ -89,7 +90,7 @@ class Collector {
 
  private:
   // One slot per table: kernels by name + shape and by name alone are two tables of one kind.
-  static constexpr int kSlots = 8;
+  static constexpr int kSlots = 9;
   static int Slot(FunctionKind kind, bool no_detail) {
     return kind == FunctionKind::kKernel && no_detail ? kSlots - 1 : static_cast<int>(kind);
   }
@@ -265,6 +266,7 @@ std::string_view FunctionKindName(FunctionKind k) {
     case FunctionKind::kPythonPath: return "python_path";
     case FunctionKind::kCollective: return "collective";
     case FunctionKind::kKernelsOfOp: return "kernels_of_op";
+    case FunctionKind::kUntraced: return "untraced";
   }
   return "kernel";
 }

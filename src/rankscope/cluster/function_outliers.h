@@ -28,6 +28,8 @@
 //    (wrapped_paths.h);
 //  - collectives by op, dtype, algorithm, protocol, group size and GPU/CPU (without the group size
 //    where a rank's trace does not say it: a gloo rank in process groups of several sizes);
+//  - untraced time by where it lies ("between A and B", analysis/untraced_time.h): the Python a
+//    profile without stacks does not record, a gap on the training thread;
 //  - step phases are compared on their own (phase_outliers.h).
 // Waits (a sleep, a lock, a GPU synchronisation; analysis/wait_functions.h) are compared like any
 // function and flagged `wait`.
@@ -42,7 +44,8 @@
 
 namespace rankscope {
 
-enum class FunctionKind : uint8_t { kKernel, kMemoryOp, kRuntimeCall, kCpuOp, kPythonPath, kCollective, kKernelsOfOp };
+enum class FunctionKind : uint8_t { kKernel, kMemoryOp, kRuntimeCall, kCpuOp, kPythonPath, kCollective, kKernelsOfOp,
+                                   kUntraced };
 std::string_view FunctionKindName(FunctionKind k);  // "kernel", "memory_op", ..., "kernels_of_op"
 
 struct FunctionOutlier {

@@ -122,6 +122,7 @@ std::string ExtraWorkWhere(const Finding& f) {
   for (const Evidence& e : f.evidence) {
     if (e.kind == EvidenceKind::kFunction && e.Get("in_added") > 0) added.push_back(FunctionLabel(e));
   }
+  if (f.subject_kind == "cpu_time") return "in CPU time its trace does not record";
   if (added.size() < 2) {
     return fmt::format("in {} {}", FunctionKindWords(f.subject_kind),
                        FunctionLabel(f.subject_kind, f.subject, f.subject_detail));
@@ -394,9 +395,35 @@ std::string TelemetrySentence(const Evidence& e) {
 
 // ---- next steps
 
+// Untraced time has no name to look up: the profile recorded nothing there.
+std::string NextForUntraced(const Finding& f, std::string_view place) {
+  return fmt::format("find the Python that {} runs {}: the profile records no operation there (a sleep, file or network "
+                     "I/O, a lock, pure-Python work); record with with_stack=True, or run `py-spy dump --pid PID` on "
+                     "the rank, to name it",
+                     Ranks(f.ranks), place);
+}
+
+// A CPU op a slower autograd node holds (cluster/findings.cc, HoldsAsHook): the first part listed.
+const Evidence* HookPart(const Finding& f) {
+  if (f.subject_kind != "cpu_op" || !f.subject.starts_with("autograd::engine::evaluate_function: ")) return nullptr;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind == EvidenceKind::kFunction && e.subject != f.subject) return &e;
+  }
+  return nullptr;
+}
+
+std::string NextForHook(const Finding& f, const Evidence& part) {
+  return fmt::format("look at the hooks autograd runs in {} on {} (Tensor.register_hook, "
+                     "register_post_accumulate_grad_hook, a DDP communication hook): they add CPU op {} there, {:.1f} "
+                     "vs {:.1f} calls{}; record with with_stack=True to name them",
+                     f.subject.substr(std::string_view("autograd::engine::evaluate_function: ").size()), Ranks(f.ranks),
+                     FunctionLabel(part), part.Get("calls"), part.Get("median_calls"), Per(f));
+}
+
 std::string NextForFunction(const Finding& f) {
   const Evidence* e = FunctionEvidenceFor(f, f.next.subject);
   if (!e) return fmt::format("look at {} on {}", f.next.subject, Ranks(f.ranks));
+  if (e->subject_kind == "untraced") return NextForUntraced(f, e->subject);
   const Evidence* phase = f.FindEvidence(EvidenceKind::kPhase);
   return fmt::format("find out why {} {} takes {}{} on {} and {} on its peers{} (input shapes, clocks or throttling, a "
                      "different code path); `rankscope analyze --rank {}` shows where it runs",
@@ -459,6 +486,14 @@ std::string Next(const Finding& f) {
                          "`rankscope analyze --rank {}`",
                          who, first);
     case NextStepKind::kCompareFunction:
+      if (f.subject_kind == "untraced") return NextForUntraced(f, f.next.subject);
+      if (f.subject_kind == "cpu_time") {
+        return fmt::format("find what else runs in the process of {}: `py-spy dump --pid PID` shows every thread's "
+                           "Python stack (a monitoring, logging or prefetch thread that spins); with_stack=True records "
+                           "their Python in the trace",
+                           who);
+      }
+      if (const Evidence* part = HookPart(f)) return NextForHook(f, *part);
       return fmt::format("compare {} on {} with a healthy rank (`rankscope analyze --rank {}`): calls, shapes, clocks",
                          FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), who, first);
     case NextStepKind::kNodeCondition: return NextTelemetry(f);
@@ -480,6 +515,7 @@ std::string FunctionKindWords(std::string_view k) {
   if (k == "python_path") return "Python path";
   if (k == "collective") return "collective";
   if (k == "kernels_of_op") return "GPU time of the kernels of CPU op";  // every kernel the op launched
+  if (k == "untraced") return "untraced time";  // "untraced time between A and B": no slice recorded
   return "function";
 }
 
@@ -544,6 +580,15 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
                            "scheduler shares them, and can be well above or below the cost shown",
                            e.rank, D(e.Get("run_ns") - e.Get("peers_run_ns")), Per(f), e.host,
                            D(e.Get("peers_wait_ns")), Per(f));
+      }
+      if (e.detail == "unrecorded_cpu") {
+        return fmt::format("rank {}'s process ran {}{} on a CPU against {} on its {:.0f} peers (median; the kernel's "
+                           "schedstat, abnormal above +{}), with {:.0f} threads against {:.0f}; the operations its trace "
+                           "records took {} against {}: the extra CPU time is not theirs but a thread of its own, or "
+                           "Python the profile does not record",
+                           e.rank, D(e.Get("run_ns")), Per(f), D(e.Get("peers_run_ns")), e.Get("peers"),
+                           D(e.Get("threshold_ns")), e.Get("threads"), e.Get("peers_threads"), D(e.Get("recorded_ns")),
+                           D(e.Get("peers_recorded_ns")));
       }
       if (e.detail == "wait_on_contended_cpu") {
         return fmt::format("rank {} waits ({}) while the other ranks of host {} wait {}{} for a CPU (run queue): they "
