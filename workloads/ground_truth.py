@@ -474,6 +474,7 @@ def main():
         with open(os.path.join(args.out, "truth.json"), "w") as f:
             json.dump({"world_size": job.world, "profiled_steps": args.steps, "batch_size": args.batch_size,
                        "device": args.device, "backend": args.backend, "model": args.model,
+                       "with_stack": bool(args.with_stack),
                        "buckets_per_step": job.buckets, "base_step_ms": round(base_ms, 3),
                        "scenarios": scenarios}, f, indent=1)
         print(f"recorded {len(scenarios)} scenarios in {args.out}")

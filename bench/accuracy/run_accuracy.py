@@ -101,7 +101,7 @@ def score_recorded(binary, directory, source, magnitude_of=None):
             after = [c for c in cleans if c > i][:1]
             near = before + after
             clean_step = statistics.mean(measured_ns(c) for c in near) if near else None
-        t = dict(s, kind=s["kind"])
+        t = dict(s, kind=s["kind"], with_stack=truth.get("with_stack", True))
         result = scoring.score(reports[s["name"]], t, host_map(world) if kind == "node" else None, clean_step,
                                measured_ns(i))
         pct = s.get("share")
@@ -187,9 +187,11 @@ def run_cpu(binary, work, args):
         out = work / name
         if not (out / "truth.json").exists():
             cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={args.ranks}",
-                   str(REPO / "workloads/ground_truth.py"), "--out", str(out), "--with-stack", "--steps",
+                   str(REPO / "workloads/ground_truth.py"), "--out", str(out), "--steps",
                    str(args.steps), "--device-ms", str(args.device_ms), "--batch-size", str(args.batch_size),
                    "--measure-steps", str(args.measure_steps), "--model", args.model]
+            if not args.no_stack:
+                cmd.append("--with-stack")
             for s in scenarios:
                 cmd += ["--scenario", s]
             t0 = time.time()
@@ -347,6 +349,9 @@ def main():
                    help="unprofiled steps per scenario that measure its step time (the what-if's reference)")
     p.add_argument("--device-ms", type=float, default=60.0,
                    help="emulated accelerator time per step of the CPU runs (workloads/ground_truth.py)")
+    p.add_argument("--no-stack", action="store_true",
+                   help="record the CPU runs without Python stacks (torch.profiler's default: CPU ops and "
+                        "annotations only, a sleep is a gap between them)")
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--pcts", default="5,10,25")
     p.add_argument("--kinds", default=",".join(KINDS))

@@ -12,6 +12,9 @@ What counts (docs/cluster.md, "Accuracy"):
     uneven_timing finding, which says that the ranks ran the same operators on the same shapes and
     still took different times (equal work signatures, nothing about the job's code and no
     saving claimed): those are counted apart, as notes about the machine;
+  * without Python stacks (truth "with_stack": false) the function is the finest level the trace
+    can name: a sleep is untraced time between two recorded slices, the DDP communication hook
+    is inside autograd's AccumulateGrad (NO_STACK_PATTERNS);
   * what-if: the top finding's cost (estimated saving per step) against the measured saving,
     the faulty run's step time minus the fault-free run's (both as the reports measure them);
   * two faults at once (truth "faults": each kind on its ranks): rank and function are right when
@@ -41,6 +44,18 @@ PATTERNS = {
 # Findings about the machine rather than the job (the kernel measured it; or the ranks did the same
 # work and their times still differ): not false on a clean run.
 ENVIRONMENT = {"cpu_contention", "uneven_timing"}
+# Without Python stacks (torch.profiler's default) a sleep is untraced time between two recorded
+# slices (analysis/untraced_time.h), and a hook — the DDP communication hook, the tensor hook of
+# the backward fault — runs inside autograd's evaluate_function of the AccumulateGrad node that
+# fires it: the level the trace can name.
+NO_STACK_PATTERNS = {
+    "slow-collective": ["accumulategrad"],
+    "slow-backward": ["accumulategrad"],
+}
+NO_STACK_UNTRACED = {"slow-collective", "host-sleep", "host-stall", "slow-data"}
+# ... and a pure-Python thread is the process's CPU time that no recorded slice explains (the
+# kernel's count, cluster/unrecorded_cpu.h).
+NO_STACK_KINDS = {"cpu-hog": {"cpu_time"}}
 # Faults whose level is a phase when no function names them.
 PHASE_OK = {"slow-data": {"data_loading"}}
 # A slow kernel spread over launch shapes must be named at the kernel-name level: a row keyed by
@@ -90,12 +105,18 @@ def finding_summary(finding):
     }
 
 
-def function_matches(kind, fn, phase, patterns=None):
+def function_matches(kind, fn, phase, patterns=None, with_stack=True):
     patterns = patterns or PATTERNS.get(kind)
     if not patterns:
         return None
+    if not with_stack:
+        patterns = patterns + NO_STACK_PATTERNS.get(kind, [])
     if fn is not None:
         fkind, name, detail = fn
+        if not with_stack and fkind == "untraced" and kind in NO_STACK_UNTRACED:
+            return True
+        if not with_stack and fkind in NO_STACK_KINDS.get(kind, ()):
+            return True
         # A call path names every frame from the thread's root: only its innermost one says
         # which function it is.
         text = (name.rsplit("|", 1)[-1] if fkind == "python_path" else name).lower()
@@ -106,7 +127,7 @@ def function_matches(kind, fn, phase, patterns=None):
     return phase in PHASE_OK.get(kind, set())
 
 
-def in_tables(cluster, ranks, kind, patterns=None):
+def in_tables(cluster, ranks, kind, patterns=None, with_stack=True):
     """Whether the anomaly tables (cluster.functions, cluster.phases) name the injected function of
     `kind` on one of `ranks`: a miss of the findings is then the findings layer's, not the evidence's."""
     ranks_by_index = [r.get("rank") for r in cluster.get("ranks") or []]
@@ -116,7 +137,8 @@ def in_tables(cluster, ranks, kind, patterns=None):
         return ranks_by_index[i] if isinstance(i, int) and i < len(ranks_by_index) and \
             "rank_index" in row else i
     table = [f for f in cluster.get("functions") or [] if rank_of(f) in ranks and
-             function_matches(kind, (f.get("kind", ""), f.get("name", ""), f.get("detail", "")), None, patterns)]
+             function_matches(kind, (f.get("kind", ""), f.get("name", ""), f.get("detail", "")), None, patterns,
+                              with_stack)]
     phases = [p for p in cluster.get("phases") or [] if rank_of(p) in ranks and
               p.get("phase") in PHASE_OK.get(kind, set())]
     return bool(table or phases)
@@ -134,9 +156,11 @@ def score_two(report, truth, clean_step_ns=None, step_ns_measured=None):
     by_ranks = {tuple(f["ranks"]): f for f in firsts}
     named = [by_ranks.get(tuple(sorted(fault["ranks"]))) for fault in faults]
     out["rank_ok"] = all(named) and len(by_ranks) == len(faults)
-    out["function_ok"] = out["rank_ok"] and all(function_matches(fault["kind"], f["function"], f["phase"])
+    with_stack = truth.get("with_stack", True)
+    out["function_ok"] = out["rank_ok"] and all(function_matches(fault["kind"], f["function"], f["phase"], None,
+                                                                 with_stack)
                                                 for fault, f in zip(faults, named))
-    out["table_ok"] = all(in_tables(cluster, set(fault["ranks"]), fault["kind"]) for fault in faults)
+    out["table_ok"] = all(in_tables(cluster, set(fault["ranks"]), fault["kind"], None, with_stack) for fault in faults)
     if clean_step_ns and step_ns:
         combined = cluster.get("what_if_findings") or {}
         out["measured_saving_ns"] = (step_ns_measured or step_ns) - clean_step_ns
@@ -168,9 +192,10 @@ def score(report, truth, hosts=None, clean_step_ns=None, step_ns_measured=None):
                              bool(node and top["kind"] == "slow_node" and top["host"] == host))
     out["rank_ok"] = rank_ok
     patterns = truth.get("patterns")
+    with_stack = truth.get("with_stack", True)
     out["function_ok"] = bool(top) and rank_ok and bool(function_matches(truth["kind"], top["function"], top["phase"],
-                                                                         patterns))
-    out["table_ok"] = in_tables(cluster, expected, truth["kind"], patterns)
+                                                                         patterns, with_stack))
+    out["table_ok"] = in_tables(cluster, expected, truth["kind"], patterns, with_stack)
     if clean_step_ns and step_ns:
         out["measured_saving_ns"] = (step_ns_measured or step_ns) - clean_step_ns
         out["estimated_saving_ns"] = top["cost_ns"] if top and rank_ok else 0
