@@ -78,7 +78,8 @@ FunctionTable BuildUntracedTable(const TraceModel& m, const std::vector<uint32_t
       for (size_t j = k + 1; j < slices.size() && s.ts[slices[j]] == start; ++j) {
         if (s.dur[slices[j]] > s.dur[next]) next = slices[j];
       }
-      const uint64_t key = (static_cast<uint64_t>(last == kNoNeighbour ? kNoNeighbour : s.name[last]) << 32) | s.name[next];
+      const uint64_t before = last == kNoNeighbour ? kNoNeighbour : s.name[last];
+      const uint64_t key = (before << 32) | s.name[next];
       auto [it, inserted] = row_of.try_emplace(key, static_cast<uint32_t>(keys.size()));
       if (inserted) keys.emplace_back(last, next);
       const int64_t untraced_end = BeforeFirstCollective(training.comm(), a, b);

@@ -378,9 +378,13 @@ std::vector<Finding> Rules::SlowFunctionFindings(
         break;
       }
     }
+    if (kind != FunctionKind::kCpuOp || container.count(key)) continue;
     for (const Key& node : order) {
-      if (kind != FunctionKind::kCpuOp || container.count(key) || std::get<0>(node) != FunctionKind::kCpuOp) break;
-      if (node != key && HoldsAsHook(by_function[node], by_function[key])) container.emplace(key, node);
+      const bool op = std::get<0>(node) == FunctionKind::kCpuOp;
+      if (op && node != key && HoldsAsHook(by_function[node], by_function[key])) {
+        container.emplace(key, node);
+        break;
+      }
     }
   }
   std::vector<Finding> out;

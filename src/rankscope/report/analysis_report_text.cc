@@ -166,7 +166,9 @@ std::string GapCell(std::string_view name, size_t width) {
   const size_t and_at = name.find(kAnd);
   if (!name.starts_with(kBetween) || and_at == std::string_view::npos) return CellName(name, width);
   const size_t half = (width - 4) / 2;
-  auto cut = [&](std::string_view s) { return s.size() <= half ? std::string(s) : std::string(s.substr(0, half - 3)) + "..."; };
+  auto cut = [&](std::string_view s) {
+    return s.size() <= half ? std::string(s) : std::string(s.substr(0, half - 3)) + "...";
+  };
   return cut(name.substr(kBetween.size(), and_at - kBetween.size())) + " .. " + cut(name.substr(and_at + kAnd.size()));
 }
 

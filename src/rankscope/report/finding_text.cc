@@ -397,9 +397,9 @@ std::string TelemetrySentence(const Evidence& e) {
 
 // Untraced time has no name to look up: the profile recorded nothing there.
 std::string NextForUntraced(const Finding& f, std::string_view place) {
-  return fmt::format("find the Python that {} runs {}: the profile records no operation there (a sleep, file or network "
-                     "I/O, a lock, pure-Python work); record with with_stack=True, or run `py-spy dump --pid PID` on "
-                     "the rank, to name it",
+  return fmt::format("find the Python that {} runs {}: the profile records no operation there (a sleep, file or "
+                     "network I/O, a lock, pure-Python work); record with with_stack=True, or run `py-spy dump --pid "
+                     "PID` on the rank, to name it",
                      Ranks(f.ranks), place);
 }
 
