@@ -209,6 +209,18 @@ TEST(UnevenTiming, DiagnoseClusterTellsTheMachinesImbalanceFromTheInputs) {
     ASSERT_FALSE(other->findings.empty());
     EXPECT_EQ(other->findings.front().kind, FindingKind::kPerStepImbalance);
   }
+  // Without shapes the imbalance stands unconfirmed: the evidence says the traces cannot tell, and
+  // the advice is what would tell, not "balance the work" outright.
+  const StatusOr<ClusterDiagnosis> blind = DiagnoseCluster(unshaped, ClusterOptions{});
+  const Evidence* unknown = blind->findings.front().FindEvidence(EvidenceKind::kSameWork);
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_EQ(unknown->detail, "no_shapes");
+  const FindingWords blind_text = DescribeFinding(blind->findings.front());
+  EXPECT_EQ(blind_text.next.find("record with record_shapes=True"), 0u) << blind_text.next;
+  EXPECT_EQ(input.size(), 4u);
+  const StatusOr<ClusterDiagnosis> shaped = DiagnoseCluster(input, ClusterOptions{});
+  EXPECT_EQ(shaped->findings.front().FindEvidence(EvidenceKind::kSameWork), nullptr);
+  EXPECT_EQ(DescribeFinding(shaped->findings.front()).next.find("balance the work"), 0u);
 }
 
 }  // namespace

@@ -84,7 +84,10 @@ SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vecto
   for (size_t m = 0; m < members.size(); ++m) {
     for (size_t k = 0; k < steps; ++k) {
       const StepSummary& s = *table[m][k];
-      if (s.shaped_ops == 0) return out;  // no shapes recorded: the traces cannot say
+      if (s.shaped_ops == 0) {  // no shapes recorded: the traces cannot say
+        out.no_shapes = true;
+        return out;
+      }
       across = across && WorkOf(s) == WorkOf(*table.front()[k]);
       along = along && WorkOf(s) == WorkOf(*table[m].front());
       ops.push_back(s.shaped_ops);
@@ -119,6 +122,14 @@ bool AttributeImbalanceToTiming(const std::vector<RankSummary>& ranks, const std
     std::from_chars(f.subject.data(), f.subject.data() + f.subject.size(), stage);
     const auto judged = judged_steps.find(stage);
     const SameWork work = CompareStepWork(ranks, members, judged != judged_steps.end() ? &judged->second : nullptr);
+    if (work.no_shapes && !f.FindEvidence(EvidenceKind::kSameWork)) {
+      // The finding stands, unconfirmed: its advice says what would tell (the report's words).
+      Evidence unknown;
+      unknown.kind = EvidenceKind::kSameWork;
+      unknown.detail = "no_shapes";
+      unknown.ranks = f.ranks;
+      f.evidence.push_back(std::move(unknown));
+    }
     if (!work.same) continue;
     f = AsUnevenTiming(f, work, rank_numbers);
     changed = true;

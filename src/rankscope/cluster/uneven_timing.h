@@ -21,8 +21,10 @@
 // in every step, and the finding stays.
 //
 // Such a finding becomes uneven_timing: information, no saving (the time is real, but no change
-// to the input recovers it), its imbalance evidence kept, and the host to check next. Without
-// shapes on every rank, or with fewer than kMinSameWorkSteps shared steps, nothing changes.
+// to the input recovers it), its imbalance evidence kept, and the host to check next. With fewer
+// than kMinSameWorkSteps shared steps nothing changes. Without shapes (record_shapes off,
+// torch.profiler's default) the traces cannot tell: the finding stays, with `same_work` evidence
+// of detail `no_shapes`, and its next step says what would tell (record_shapes, the CPU wait).
 // cpu_contention (cpu_contention.h), which says more (the run queue, measured), goes first.
 #pragma once
 
@@ -41,6 +43,7 @@ inline constexpr size_t kMinSameWorkSteps = 3;
 // steps they all have: in each step alike on every member, or on each member alike in every step.
 struct SameWork {
   bool same = false;
+  bool no_shapes = false;           // some member's steps recorded no input shapes: the traces cannot say
   bool across_ranks = false;        // every member ran the same work as the others in each step
   size_t steps = 0;                 // steps compared (0 when not the same)
   int64_t shaped_ops = 0;           // per step, median over the members and steps

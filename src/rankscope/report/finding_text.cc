@@ -550,6 +550,11 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kStage:
     case EvidenceKind::kStepImbalance: return ParallelEvidenceSentence(e, f);
     case EvidenceKind::kSameWork:
+      if (e.detail == "no_shapes") {
+        return fmt::format("the traces of {} carry no input shapes (record_shapes off): nothing in them tells "
+                           "input of different sizes from a host that delays a different rank in each step",
+                           Ranks(e.ranks));
+      }
       if (e.detail == "own_work" && e.ranks == f.ranks) {  // no set of shapes is shared by most of them
         return fmt::format("no set of input shapes is shared by most of {}: they ran different ones, the same on "
                            "each rank in each of the {:.0f} steps — a constant difference (an uneven parameter "

@@ -19,6 +19,13 @@ std::string Ranks(const std::vector<int64_t>& r) {
 // (forward, backward: more tokens on that rank), its input, or code outside the model that runs
 // on one rank in each step (a hook, a periodic task that rotates across the ranks).
 std::string ImbalanceNextSentence(const Finding& f) {
+  const Evidence* shapes = f.FindEvidence(EvidenceKind::kSameWork);
+  if (shapes && shapes->detail == "no_shapes") {
+    return "record with record_shapes=True (rankscope then compares each step's work across the ranks) and check "
+           "whether the ranks share CPUs (more ranks than cores; rankscope's collector records their wait for a "
+           "CPU): if the input's size varies per step, balance it (bucket or pack samples by length); if the work "
+           "is the same, the host delays a different rank in each step";
+  }
   const Evidence* e = f.FindEvidence(EvidenceKind::kStepImbalance);
   const std::string phase = e ? e->detail : "";
   if (phase == "data_loading") {
