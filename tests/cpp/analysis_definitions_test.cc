@@ -342,7 +342,7 @@ TEST(Definitions, GlooCollectiveFromAnnotation) {
 TEST(Definitions, UntracedTimeBetweenRecordedSlices) {
   json gloo = Slice("user_annotation", "gloo:all_reduce", 700, 100, {{"Input Dims", {{1000}}}, {"Input type", {"float"}}},
                     2);
-  const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 1000),
+  const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 2000),
                                  Slice("cpu_op", "aten::randint", 0, 10), Slice("cpu_op", "aten::random_", 2, 8),
                                  // 300 us with nothing recorded: a time.sleep before the forward
                                  Slice("user_annotation", "DistributedDataParallel.forward", 310, 200),
@@ -351,8 +351,15 @@ TEST(Definitions, UntracedTimeBetweenRecordedSlices) {
                                  Slice("cpu_op", "aten::mse_loss", 560, 40),
                                  // [600, 700) untraced, [700, 800) waiting in the all-reduce, [800, 950)
                                  // waking from the wait
-                                 Slice("cpu_op", "aten::add_", 950, 20), gloo});
-  ASSERT_EQ(r.untraced.rows.size(), 2u);
+                                 Slice("cpu_op", "aten::add_", 950, 20), gloo,
+                                 // a collective that ends 20 us into a 500 us gap: not waited for
+                                 Slice("user_annotation", "gloo:all_reduce", 940, 50,
+                                       {{"Input Dims", {{1000}}}, {"Input type", {"float"}}}, 2),
+                                 Slice("cpu_op", "aten::zero_", 1520, 10)});
+  ASSERT_EQ(r.untraced.rows.size(), 3u);
+  const FunctionStat* stall = Row(r.untraced, "between aten::add_ and aten::zero_");
+  ASSERT_NE(stall, nullptr);
+  EXPECT_EQ(stall->total_ns, 550'000);
   const FunctionStat* sleep = Row(r.untraced, "between aten::randint and DistributedDataParallel.forward");
   ASSERT_NE(sleep, nullptr);
   EXPECT_EQ(sleep->count, 1u);

@@ -48,13 +48,18 @@ class TrainingSlices {
   IntervalSet comm_;
 };
 
-// The start of [a, b) up to the first CPU collective in flight in it (all of it without one).
-// After a collective has ended the thread is waking from its wait: on a busy host it waits for a
-// CPU there, for tens of milliseconds, and that is not code of its own.
+// The start of [a, b) up to the first CPU collective in flight in it for at least
+// kMinUntracedGapNs (all of it without one). The thread waits for such a collective, and after it
+// has ended the thread is waking from its wait: on a busy host it waits for a CPU there, for tens
+// of milliseconds, and that is not code of its own. A collective that only ends within the first
+// microseconds of the gap (a bucket's all-reduce finishing as a sleep begins) is not waited for.
 int64_t BeforeFirstCollective(const IntervalSet& comm, int64_t a, int64_t b) {
   const std::vector<Interval>& v = comm.intervals();
   auto it = std::upper_bound(v.begin(), v.end(), a, [](int64_t t, const Interval& i) { return t < i.end; });
-  return it == v.end() ? b : std::clamp(it->start, a, b);
+  for (; it != v.end() && it->start < b; ++it) {
+    if (std::min(it->end, b) - std::max(it->start, a) >= kMinUntracedGapNs) return std::max(it->start, a);
+  }
+  return b;
 }
 
 }  // namespace
