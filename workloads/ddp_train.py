@@ -19,6 +19,10 @@ Faults can be injected on one rank to create ground truth for the diagnosis:
     --fault-from-step N              the fault starts at step N (default 0: from the start)
     --fault-every N                  ... and is there in every N-th step only (default 1: every step)
 
+A rank that shares its core with a busy process (2 ranks, rank 1 on core 1 beside a busy loop):
+
+    taskset -c 1 python3 -c 'while 1: pass' & torchrun --nproc_per_node=2 workloads/ddp_train.py --pin-cores ...
+
 An input-bound job (every rank, for telemetry): each sample costs CPU in the DataLoader's worker
 processes, so the host CPU saturates while the training step itself is cheap:
 
@@ -134,12 +138,17 @@ def main():
     p.add_argument("--step-sleep-ms", type=float, default=0.0, help="extra time per step on every rank")
     p.add_argument("--data-cpu-ms", type=float, default=0.0, help="CPU burned per sample by the data pipeline")
     p.add_argument("--num-workers", type=int, default=0, help="DataLoader worker processes")
+    p.add_argument("--pin-cores", action="store_true",
+                   help="pin rank R to core R mod the cores (with a busy process on one core: a rank that shares "
+                        "its core, as with more ranks than cores or a noisy neighbour)")
     args = p.parse_args()
     STATE["fault_from"] = args.fault_from_step
     STATE["fault_every"] = max(1, args.fault_every)
 
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if args.pin_cores:
+        os.sched_setaffinity(0, {rank % os.cpu_count()})
     torch.manual_seed(0)
     torch.set_num_threads(1)
     kind, fault_rank, fault_s = parse_fault(args.fault)

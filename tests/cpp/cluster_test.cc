@@ -974,6 +974,41 @@ TEST(Findings, CpuTimeNoSliceExplainsIsExtraWorkOfTheRank) {
   for (const Finding& f : recorded->findings) EXPECT_NE(f.subject_kind, "cpu_time");
 }
 
+TEST(Findings, ARankThatRunsItsPeersOperationsEachSlowerIsItsProcessor) {
+  // Rank 2 is a straggler (+20 ms/step) whose ten largest CPU ops run as often as on its peers,
+  // each 2x longer: a slower or shared CPU. With the same work signatures in every step the
+  // evidence says so and the next step is the CPU; with other signatures (a larger batch) nothing.
+  std::vector<RankSummary> ranks = Job({2}, 20 * kMs);
+  for (int r = 0; r < 6; ++r) {
+    for (int op = 0; op < 10; ++op) {
+      const int64_t t = (r == 2 ? 2 : 1) * (10 - op) * kMs * 4;  // per window of 4 steps
+      ranks[r].cpu_ops.rows.push_back({"aten::op" + std::to_string(op), "", ActivityClass::kNone, 8, t, t / 8, t / 8,
+                                       t / 8, t, static_cast<double>(t)});
+    }
+    for (StepSummary& st : ranks[r].steps) {
+      st.shaped_ops = 100;
+      st.work_signature = 42;
+    }
+  }
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  ASSERT_FALSE(d->findings.empty());
+  const Finding& f = d->findings.front();
+  EXPECT_EQ(f.ranks, std::vector<int64_t>{2});
+  const Evidence* slower = f.FindEvidence(EvidenceKind::kSlowerOps);
+  ASSERT_NE(slower, nullptr);
+  EXPECT_DOUBLE_EQ(slower->Get("median_ratio"), 2.0);
+  EXPECT_EQ(slower->Get("same_shapes"), 1);
+  EXPECT_EQ(slower->subject, "aten::op0");
+  EXPECT_EQ(f.next.kind, NextStepKind::kCheckHost);
+  EXPECT_NE(DescribeFinding(f).next.find("check the CPU of rank 2 itself"), std::string::npos);
+  for (StepSummary& st : ranks[2].steps) st.work_signature = 43;  // it computed something else
+  auto larger = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(larger.ok());
+  ASSERT_FALSE(larger->findings.empty());
+  EXPECT_EQ(larger->findings.front().FindEvidence(EvidenceKind::kSlowerOps), nullptr);
+}
+
 TEST(Findings, SiblingCallPathsOfWorkThePeersDoNotDoAddUp) {
   // Rank 1 checkpoints inline: 8 ms/step creating tensors and, beside it, 6 ms/step in
   // torch.save, whose 4 ms of writing records is inside it. No peer runs any of it, and its own

@@ -579,3 +579,18 @@ def test_without_python_stacks_a_hooks_ops_are_one_finding_about_its_autograd_no
     assert parts[:2] == ["aten::matmul", "aten::mm"]
     text = " ".join(run_rankscope("analyze", directory).stdout.split())
     assert "look at the hooks autograd runs in torch::autograd::AccumulateGrad on rank 2" in text
+
+
+def test_a_rank_whose_operations_are_each_slower_is_sent_to_its_cpu(run_rankscope):
+    """Rank 1 of two shares its core with a busy process: its operators, as many and on the same
+    shapes as rank 0's, each take over twice as long (tests/data/cluster/shared_core). Its code is
+    not the cause; the next step is its CPU, not the largest of its slower operators."""
+    directory = REPO / "tests" / "data" / "cluster" / "shared_core"
+    report = analyze(run_rankscope, directory)
+    top = report["findings"][0]
+    assert (top["kind"], top["ranks"]) == ("slow_rank", [1])
+    (slower,) = [e for e in top["evidence"] if e["kind"] == "slower_ops"]
+    assert slower["values"]["median_ratio"] > 2 and slower["values"]["same_shapes"] == 1
+    assert top["next"]["kind"] == "check_host"
+    text = " ".join(run_rankscope("analyze", directory).stdout.split())
+    assert "check the CPU of rank 1 itself" in text

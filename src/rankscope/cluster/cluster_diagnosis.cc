@@ -5,6 +5,7 @@
 #include "rankscope/cluster/host_outliers.h"
 #include "rankscope/cluster/replay_bound.h"
 #include "rankscope/cluster/significance.h"
+#include "rankscope/cluster/slower_ops.h"
 #include "rankscope/cluster/step_series.h"
 #include "rankscope/cluster/uneven_timing.h"
 #include "rankscope/cluster/unrecorded_cpu.h"
@@ -78,6 +79,7 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   AddSlowHostFindings({&ranks, &d.metrics, &d.hosts, &series, step_ns, d.min_excess_ns,
                        options.outlier_margin, &functions, d.layout.has_pipeline() ? &d.layout.stage : nullptr},
                       &d.findings);
+  const std::vector<SlowerOps> slower_ops = FindSlowerOps(functions, ranks);
   std::vector<FunctionSamples>().swap(functions);
   CostExtraWork(series, d.arrival, d.rank_numbers, step_ns, d.min_excess_ns, &d.findings);
   CostIntermittentFunctions(series, d.rank_numbers, step_ns, &d.findings);
@@ -106,6 +108,8 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   if (reattributed) RankFindings(&d.findings);
   // ... and a rank's extra CPU time there delays its peers too, which the costs leave out.
   NoteContendedCpu(d.cpu_wait, d.hosts, d.rank_numbers, d.min_excess_ns, &d.findings);
+  // A rank that does its peers' work, each operation slower: its CPU or GPU, not its code.
+  NoteSlowerOps(slower_ops, d.rank_numbers, &d.findings);
   // Each finding is costed with the others still there; what fixing them all saves (cost_model.h).
   if (!d.layout.has_pipeline()) {
     d.all_findings = WhatIfAllFindings(series, d.rank_numbers, step_ns, d.findings);

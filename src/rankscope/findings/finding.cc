@@ -50,6 +50,7 @@ std::string_view EvidenceKindName(EvidenceKind k) {
     case EvidenceKind::kStepImbalance: return "step_imbalance";
     case EvidenceKind::kCpuWait: return "cpu_wait";
     case EvidenceKind::kSameWork: return "same_work";
+    case EvidenceKind::kSlowerOps: return "slower_ops";
   }
   return "text";
 }

@@ -79,6 +79,8 @@ enum class EvidenceKind : uint8_t {
   kCpuWait,  // rank: CPU run and run-queue wait per unit, the wait expected at its peers' contention
   // Uneven timing (cluster/uneven_timing.h).
   kSameWork,  // ranks: every rank ran the same operators on the same shapes in each of `steps` steps
+  // Slower operations (cluster/slower_ops.h).
+  kSlowerOps,  // rank + subject (the largest function compared): its operations, as often, each slower
 };
 std::string_view EvidenceKindName(EvidenceKind k);
 

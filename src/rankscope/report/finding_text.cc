@@ -463,6 +463,14 @@ std::string Next(const Finding& f) {
   switch (f.next.kind) {
     case NextStepKind::kNone: return "";
     case NextStepKind::kCheckHost:
+      if (f.next.detail == "slower_ops") {
+        const Evidence* e = f.FindEvidence(EvidenceKind::kSlowerOps);
+        return fmt::format("check the {} of {} itself: its clock and thermal or power limits, and whether other "
+                           "processes share its cores (more ranks than cores){}; then `rankscope analyze --rank {}`",
+                           e->subject_kind == "kernel" ? "GPU" : "CPU", who,
+                           e->Get("same_shapes") > 0 ? "" : "; if not, whether its batches are larger than its peers'",
+                           first);
+      }
       if (f.next.subject.empty()) {
         return fmt::format("check the hosts of {} themselves: CPU load and clock frequency, memory pressure, thermal or "
                            "power limits, and what else runs there; then `rankscope analyze --rank {}`",
@@ -549,6 +557,18 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
     case EvidenceKind::kText: return e.text;
     case EvidenceKind::kStage:
     case EvidenceKind::kStepImbalance: return ParallelEvidenceSentence(e, f);
+    case EvidenceKind::kSlowerOps:
+      return fmt::format("rank {} ran its peers' operations as often as they did, each slower: {:.0f} of their {:.0f} "
+                         "largest {}s took over 1.1x their time on it, median {:.2f}x (the largest, {}, {:.2f}x){}",
+                         e.rank, e.Get("slower"), e.Get("compared"), FunctionKindWords(e.subject_kind),
+                         e.Get("median_ratio"), FunctionLabel(e), e.Get("largest_ratio"),
+                         e.Get("same_shapes") > 0
+                             ? fmt::format(", on the same input shapes (its steps' work signatures are its peers'): a "
+                                           "slower or busier {} than theirs, not work of its own",
+                                           e.subject_kind == "kernel" ? "GPU" : "CPU")
+                             : fmt::format(": a slower or busier {}, or larger inputs (these traces carry no input "
+                                           "shapes to tell)",
+                                           e.subject_kind == "kernel" ? "GPU" : "CPU"));
     case EvidenceKind::kSameWork:
       if (e.detail == "no_shapes") {
         return fmt::format("the traces of {} carry no input shapes (record_shapes off): nothing in them tells "
