@@ -19,7 +19,10 @@
 // DataLoader sees its operators 1.26x slower, an effect of the contention it leaves, not a cause.)
 // A finding about that rank alone (slow_rank, slow_function, extra_work) whose functions are the
 // same calls gets the `slower_ops` evidence and the host to check next; one led by work the peers
-// do not do keeps its own. Memory: one entry per rank.
+// do not do keeps its own. The candidates are the job's 2 x kSlowerOpsCompared largest functions,
+// chosen once (a rank's peers' largest are the job's); each rank's peers' median is a
+// leave-one-out lookup in their sorted values: O(ranks x candidates x log ranks). Memory: the
+// candidates' values, the steps' signature counts, one entry per rank.
 #pragma once
 
 #include <cstdint>
