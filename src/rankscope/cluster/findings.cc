@@ -194,6 +194,14 @@ class Rules {
   void AddHostEvidence(const SlowGroup& g, Finding* f) const;
   NextStep NextForSlowGroup(const SlowGroup& g, const Finding& f, const PhaseOutlier* phase,
                             const std::vector<const FunctionOutlier*>& functions) const;
+  // The row of `whole` on the rank of `part` when it can hold it: not a wait, with at least its excess.
+  static const FunctionOutlier* Holder(const std::vector<const FunctionOutlier*>& whole,
+                                       const FunctionOutlier& part) {
+    const auto row =
+        std::find_if(whole.begin(), whole.end(), [&](const FunctionOutlier* q) { return q->rank == part.rank; });
+    return row == whole.end() || (*row)->wait || (*row)->excess_ns < part.excess_ns ? nullptr : *row;
+  }
+
   // Whether the rows of a Python path hold those of a part: the same ranks, on each a path that
   // is not a wait, with at least the part's excess. A CPU op is held only as extra calls made by
   // work the peers do not do (the path): a CPU op's calls come from some Python path, but which
@@ -202,10 +210,8 @@ class Rules {
   bool Holds(const std::vector<const FunctionOutlier*>& path, const std::vector<const FunctionOutlier*>& part) const {
     if (path.size() != part.size()) return false;
     for (const FunctionOutlier* p : part) {
-      const auto same_rank =
-          std::find_if(path.begin(), path.end(), [&](const FunctionOutlier* q) { return q->rank == p->rank; });
-      if (same_rank == path.end() || (*same_rank)->wait || (*same_rank)->excess_ns < p->excess_ns) return false;
-      if (p->kind == FunctionKind::kCpuOp && !(PeersDoNotDo(**same_rank) && CallsDiffer(*p))) return false;
+      const FunctionOutlier* holder = Holder(path, *p);
+      if (!holder || (p->kind == FunctionKind::kCpuOp && !(PeersDoNotDo(*holder) && CallsDiffer(*p)))) return false;
     }
     return true;
   }
@@ -219,13 +225,8 @@ class Rules {
     if (node.size() != op.size() || !node.front()->name.starts_with("autograd::engine::evaluate_function: ")) {
       return false;
     }
-    for (const FunctionOutlier* p : op) {
-      const auto same_rank =
-          std::find_if(node.begin(), node.end(), [&](const FunctionOutlier* q) { return q->rank == p->rank; });
-      if (same_rank == node.end() || (*same_rank)->wait || (*same_rank)->excess_ns < p->excess_ns) return false;
-      if (!CallsDiffer(*p)) return false;
-    }
-    return true;
+    return std::all_of(op.begin(), op.end(),
+                       [&](const FunctionOutlier* p) { return Holder(node, *p) && CallsDiffer(*p); });
   }
 
   std::vector<Finding> SlowFunctionFindings(

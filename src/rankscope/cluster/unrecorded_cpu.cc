@@ -22,12 +22,9 @@ std::set<int64_t> RanksNamed(const std::vector<Finding>& findings) {
   return out;
 }
 
-double MedianOfOthers(const std::vector<double>& values, size_t i) {
-  std::vector<double> rest;
-  for (size_t j = 0; j < values.size(); ++j) {
-    if (j != i) rest.push_back(values[j]);
-  }
-  return ComputeRobustStats(rest).median;
+std::vector<double> Sorted(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v;
 }
 
 }  // namespace
@@ -50,6 +47,7 @@ bool AddUnrecordedCpuFindings(const UnrecordedCpuInputs& in, std::vector<Finding
   // From four ranks on each is tested against its peers (slow_ranks.h): with few ranks the tested
   // one widens the spread it is tested by.
   LeaveOneOutStats peers(run);
+  const std::vector<double> recorded_sorted = Sorted(recorded), threads_sorted = Sorted(threads);
   const RobustStats all = ComputeRobustStats(run);
   const std::set<int64_t> named = RanksNamed(*findings);
   bool added = false;
@@ -59,7 +57,8 @@ bool AddUnrecordedCpuFindings(const UnrecordedCpuInputs& in, std::vector<Finding
     const RobustStats against = known.size() >= 4 ? peers.Without(run[k]) : all;
     const double excess = run[k] - against.median;
     if (!in.rule.IsHigh(run[k], against) || excess < in.min_excess_ns || named.count(rank)) continue;
-    const double recorded_excess = recorded[k] - MedianOfOthers(recorded, k);
+    const double peers_recorded = MedianWithout(recorded_sorted, {recorded[k]});  // the others' median
+    const double recorded_excess = recorded[k] - peers_recorded;
     if (recorded_excess >= 0.5 * excess) continue;  // its operations show it: the other rules' case
     Finding f;
     f.kind = FindingKind::kExtraWork;
@@ -78,8 +77,8 @@ bool AddUnrecordedCpuFindings(const UnrecordedCpuInputs& in, std::vector<Finding
     e.detail = "unrecorded_cpu";
     e.rank = rank;
     e.Set("run_ns", run[k]).Set("peers_run_ns", against.median).Set("threshold_ns", in.rule.Threshold(against));
-    e.Set("recorded_ns", recorded[k]).Set("peers_recorded_ns", MedianOfOthers(recorded, k));
-    e.Set("threads", threads[k]).Set("peers_threads", MedianOfOthers(threads, k));
+    e.Set("recorded_ns", recorded[k]).Set("peers_recorded_ns", peers_recorded);
+    e.Set("threads", threads[k]).Set("peers_threads", MedianWithout(threads_sorted, {threads[k]}));
     e.Set("peers", static_cast<double>(known.size() - 1));
     f.evidence.push_back(std::move(e));
     f.next = {NextStepKind::kCompareFunction, f.subject, ""};
