@@ -2,6 +2,8 @@
 // (analysis/work_signature.h), and a step-to-step imbalance among ranks that ran the same
 // operators on the same shapes reported as uneven timing — while the same imbalance with
 // different shapes (an input imbalance) or without shapes stays a per_step_imbalance.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -106,6 +108,15 @@ RankSummary Rank(int64_t rank, uint64_t signature, int odd_step = -1) {
   return r;
 }
 
+// Rank(rank, 77) whose batch was longer (its own signature) in the steps where it is the slowest.
+RankSummary LongerBatchWhenSlowest(int64_t rank) {
+  RankSummary r = Rank(rank, 77);
+  for (StepSummary& s : r.steps) {
+    if (s.number % 4 == rank) s.work_signature = 100 + static_cast<uint64_t>(s.number);
+  }
+  return r;
+}
+
 TEST(UnevenTiming, CompareStepWorkNeedsTheWorkNotToChangeBetweenRanksFromStepToStep) {
   const std::vector<RankSummary> same = {Rank(0, 77), Rank(1, 77), Rank(2, 77)};
   const SameWork w = CompareStepWork(same, {0, 1, 2});
@@ -140,11 +151,45 @@ TEST(UnevenTiming, CompareStepWorkNeedsTheWorkNotToChangeBetweenRanksFromStepToS
   EXPECT_FALSE(CompareStepWork(same, {0, 1}, &two).same);
 }
 
+// Neither strict form holds, but the slowest rank of most steps ran its peers' work or its own
+// usual work: the changing work did not choose the slowest rank.
+TEST(UnevenTiming, CompareStepWorkAsksWhetherTheSlowestRanksWorkWasItsOwn) {
+  std::map<int64_t, size_t> slowest;  // step s: rank s % 4, as Rank() makes them
+  for (int64_t s = 0; s < 8; ++s) slowest[s] = static_cast<size_t>(s % 4);
+  const std::vector<uint32_t> four = {0, 1, 2, 3};
+  // Rank 0 saves a checkpoint in steps 2 and 6 (other operators), where rank 2 is the slowest.
+  const std::vector<RankSummary> checkpoint = {Rank(0, 77, 2), Rank(1, 77), Rank(2, 77), Rank(3, 77)};
+  EXPECT_FALSE(CompareStepWork(checkpoint, four).same);  // the strict forms alone
+  const SameWork w = CompareStepWork(checkpoint, four, nullptr, &slowest);
+  EXPECT_TRUE(w.same);
+  EXPECT_TRUE(w.by_slowest);
+  EXPECT_FALSE(w.across_ranks);
+  EXPECT_EQ(w.explained_steps, 0u);
+  EXPECT_EQ(w.steps, 8u);
+  EXPECT_TRUE(w.own_work.empty());
+  // In step 0, where it is the slowest: one step of eight its own work explains.
+  const std::vector<RankSummary> slow_save = {Rank(0, 77, 0), Rank(1, 77), Rank(2, 77), Rank(3, 77)};
+  const SameWork one = CompareStepWork(slow_save, four, nullptr, &slowest);
+  EXPECT_TRUE(one.same);
+  EXPECT_EQ(one.explained_steps, 1u);
+  // Each rank's batch longer exactly when it is the slowest: the input chose it every time.
+  std::vector<RankSummary> input;
+  for (int64_t r = 0; r < 4; ++r) input.push_back(LongerBatchWhenSlowest(r));
+  EXPECT_FALSE(CompareStepWork(input, four, nullptr, &slowest).same);
+  // Every rank's work different in every step (sequences of random length): nothing is shared,
+  // so the slowest rank's work is always its own.
+  std::vector<RankSummary> random = input;
+  for (RankSummary& r : random) {
+    for (StepSummary& s : r.steps) s.work_signature = 1000 * static_cast<uint64_t>(r.rank.rank) + s.number;
+  }
+  EXPECT_FALSE(CompareStepWork(random, four, nullptr, &slowest).same);
+}
+
 TEST(UnevenTiming, DiagnoseClusterTellsTheMachinesImbalanceFromTheInputs) {
   std::vector<RankSummary> same, input, unshaped;
   for (int64_t r = 0; r < 4; ++r) {
     same.push_back(Rank(r, 77));
-    input.push_back(Rank(r, 77, r == 2 ? 3 : -1));  // rank 2 had a longer batch in step 3
+    input.push_back(LongerBatchWhenSlowest(r));
     unshaped.push_back(Rank(r, 0));
   }
   const StatusOr<ClusterDiagnosis> d = DiagnoseCluster(same, ClusterOptions{});
@@ -218,6 +263,23 @@ TEST(UnevenTiming, DiagnoseClusterTellsTheMachinesImbalanceFromTheInputs) {
   const FindingWords blind_text = DescribeFinding(blind->findings.front());
   EXPECT_EQ(blind_text.next.find("record with record_shapes=True"), 0u) << blind_text.next;
   EXPECT_EQ(input.size(), 4u);
+  // Rank 0's checkpoint in steps 2 and 6 changes its work there; the slowest ranks' work was
+  // their peers' in every step: uneven timing, and the words say how many steps were compared.
+  std::vector<RankSummary> checkpoint = same;
+  checkpoint[0] = Rank(0, 77, 2);
+  checkpoint[0].steps[6].work_signature = 78;
+  const StatusOr<ClusterDiagnosis> saved = DiagnoseCluster(checkpoint, ClusterOptions{});
+  ASSERT_TRUE(saved.ok());
+  ASSERT_FALSE(saved->findings.empty());
+  EXPECT_EQ(saved->findings.front().kind, FindingKind::kUnevenTiming);
+  const Evidence* by_slowest = saved->findings.front().FindEvidence(EvidenceKind::kSameWork);
+  ASSERT_NE(by_slowest, nullptr);
+  EXPECT_EQ(by_slowest->detail, "slowest_rank");
+  EXPECT_EQ(by_slowest->Get("explained_steps"), 0);
+  const FindingWords saved_text = DescribeFinding(saved->findings.front());
+  EXPECT_NE(saved_text.title.find("in 8 of the 8 steps the slowest rank ran the operators and input shapes its peers"),
+            std::string::npos)
+      << saved_text.title;
   const StatusOr<ClusterDiagnosis> shaped = DiagnoseCluster(input, ClusterOptions{});
   EXPECT_EQ(shaped->findings.front().FindEvidence(EvidenceKind::kSameWork), nullptr);
   EXPECT_EQ(DescribeFinding(shaped->findings.front()).next.find("balance the work"), 0u);

@@ -389,6 +389,26 @@ def test_two_faults_are_costed_together(run_rankscope):
     assert one["cluster"]["what_if_findings"] is None
 
 
+def test_a_rank_whose_work_changes_does_not_make_the_hosts_imbalance_the_inputs(run_rankscope):
+    """Rank 2 burns 20 ms of CPU per forward in a loop whose operators vary from step to step; the
+    host delays rank 0 or 1 in the other steps (tests/data/cluster/work_changes_on_one_rank/
+    README.md). The slowest rank of those steps ran its usual work, so the imbalance is the host's,
+    and the burn leads."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "work_changes_on_one_rank")
+    signatures = {r["rank"]: {s["work_signature"] for s in r["steps"]} for r in report["ranks"]}
+    assert len(signatures[2]) >= 5  # rank 2's work changes from step to step
+    assert [f["kind"] for f in report["findings"]] == ["extra_work", "uneven_timing"]
+    burn, timing = report["findings"]
+    assert burn["ranks"] == [2] and burn["subject"]["name"].endswith("burn_cpu")
+    assert timing["ranks"] == [0, 1, 2] and timing["cost"]["saving_ns"] == 0
+    (imbalance,) = evidence(timing, "step_imbalance")
+    assert imbalance["ranks"] == [0, 0, 1, 1, 0]
+    (same,) = evidence(timing, "same_work")
+    assert same["detail"] == "slowest_rank"
+    assert same["values"]["explained_steps"] == 0 and same["values"]["steps"] == 5
+    assert "balance the work" not in timing["next"]["text"]
+
+
 def test_a_checkpoint_every_third_step_is_costed_in_those_steps(run_rankscope):
     """Rank 0 writes eight checkpoint shards every third step (tests/data/cluster/checkpoint/
     README.md): named with its cost in the steps it stalls, not spread over every step."""

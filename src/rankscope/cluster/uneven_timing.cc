@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -48,14 +49,50 @@ std::vector<uint32_t> OwnWork(const std::vector<std::vector<const StepSummary*>>
   return out;
 }
 
+// The work more than half of `works` share, if any.
+std::optional<Work> SharedByMost(const std::vector<Work>& works) {
+  std::map<Work, size_t> count;
+  for (const Work& w : works) ++count[w];
+  for (const auto& [work, n] : count) {
+    if (2 * n > works.size()) return work;
+  }
+  return std::nullopt;
+}
+
+// The steps (of `table`, [member][k]) whose slowest member ran work of its own: neither the work
+// most of its peers ran in the step nor the work it ran in most steps — the only steps its input
+// can have made it the slowest. Steps without a known slowest member are not counted.
+size_t StepsItsWorkExplains(const std::vector<std::vector<const StepSummary*>>& table,
+                            const std::map<int64_t, size_t>& slowest) {
+  std::vector<std::optional<Work>> usual(table.size());  // per member, over its steps
+  for (size_t m = 0; m < table.size(); ++m) {
+    std::vector<Work> works;
+    for (const StepSummary* s : table[m]) works.push_back(WorkOf(*s));
+    usual[m] = SharedByMost(works);
+  }
+  size_t explained = 0;
+  for (size_t k = 0; k < table.front().size(); ++k) {
+    const auto it = slowest.find(table.front()[k]->number);
+    if (it == slowest.end() || it->second >= table.size()) continue;
+    const Work own = WorkOf(*table[it->second][k]);
+    std::vector<Work> peers;
+    for (size_t m = 0; m < table.size(); ++m) {
+      if (m != it->second) peers.push_back(WorkOf(*table[m][k]));
+    }
+    if (own != SharedByMost(peers) && own != usual[it->second]) ++explained;
+  }
+  return explained;
+}
+
 Finding AsUnevenTiming(const Finding& f, const SameWork& work, const std::vector<int64_t>& rank_numbers) {
   Finding u = AsMachineNote(f, FindingKind::kUnevenTiming);
   Evidence same;
   same.kind = EvidenceKind::kSameWork;
-  same.detail = work.across_ranks ? "" : "per_rank";
+  same.detail = work.by_slowest ? "slowest_rank" : work.across_ranks ? "" : "per_rank";
   same.ranks = f.ranks;
   same.Set("steps", static_cast<double>(work.steps));
   same.Set("shaped_ops", static_cast<double>(work.shaped_ops));
+  if (work.by_slowest) same.Set("explained_steps", static_cast<double>(work.explained_steps));
   u.evidence.push_back(std::move(same));
   if (!work.own_work.empty()) {
     Evidence own;
@@ -69,10 +106,23 @@ Finding AsUnevenTiming(const Finding& f, const SameWork& work, const std::vector
   return u;
 }
 
+// Step number -> position among the finding's ranks (sorted, as its members) of the step's
+// slowest rank, from its imbalance evidence (the slowest rank of each judged step, in order).
+std::map<int64_t, size_t> SlowestMemberOfEachStep(const Finding& f, const std::vector<int64_t>* judged) {
+  std::map<int64_t, size_t> out;
+  const Evidence* e = f.FindEvidence(EvidenceKind::kStepImbalance);
+  if (!judged || !e || e->ranks.size() != judged->size()) return out;
+  for (size_t k = 0; k < judged->size(); ++k) {
+    const auto at = std::find(f.ranks.begin(), f.ranks.end(), e->ranks[k]);
+    if (at != f.ranks.end()) out[(*judged)[k]] = static_cast<size_t>(at - f.ranks.begin());
+  }
+  return out;
+}
+
 }  // namespace
 
 SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members,
-                         const std::vector<int64_t>* only_steps) {
+                         const std::vector<int64_t>* only_steps, const std::map<int64_t, size_t>* slowest) {
   SameWork out;
   if (members.size() < 2) return out;
   const std::vector<std::vector<const StepSummary*>> table = SharedSteps(ranks, members, only_steps);
@@ -93,13 +143,20 @@ SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vecto
       ops.push_back(s.shaped_ops);
     }
   }
-  if (!across && !along) return out;
+  size_t explained = 0;
+  if (!across && !along) {
+    if (!slowest) return out;
+    explained = StepsItsWorkExplains(table, *slowest);
+    if (2 * explained >= steps) return out;  // its own work made the slowest rank in half the steps or more
+    out.by_slowest = true;
+    out.explained_steps = explained;
+  }
   std::nth_element(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(ops.size() / 2), ops.end());
   out.same = true;
   out.across_ranks = across;
   out.steps = steps;
   out.shaped_ops = ops[ops.size() / 2];
-  if (!across) out.own_work = OwnWork(table, members);
+  if (!across && !out.by_slowest) out.own_work = OwnWork(table, members);
   return out;
 }
 
@@ -121,7 +178,9 @@ bool AttributeImbalanceToTiming(const std::vector<RankSummary>& ranks, const std
     int64_t stage = -1;  // the finding's subject: its stage number
     std::from_chars(f.subject.data(), f.subject.data() + f.subject.size(), stage);
     const auto judged = judged_steps.find(stage);
-    const SameWork work = CompareStepWork(ranks, members, judged != judged_steps.end() ? &judged->second : nullptr);
+    const std::vector<int64_t>* steps = judged != judged_steps.end() ? &judged->second : nullptr;
+    const std::map<int64_t, size_t> slowest = SlowestMemberOfEachStep(f, steps);
+    const SameWork work = CompareStepWork(ranks, members, steps, slowest.empty() ? nullptr : &slowest);
     if (work.no_shapes && !f.FindEvidence(EvidenceKind::kSameWork)) {
       // The finding stands, unconfirmed: its advice says what would tell (the report's words).
       Evidence unknown;

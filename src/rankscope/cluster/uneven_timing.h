@@ -20,6 +20,15 @@
 // On the pipeline benchmark's imbalance recordings the imbalanced data ranks' signatures change
 // in every step, and the finding stays.
 //
+// A third way the work can fail to explain the imbalance, for traces where neither holds: an
+// imbalance judged step by step (the slowest member of each step known) whose slowest member ran,
+// in most steps, the work its peers ran in that step or the work it runs in most steps. Its input
+// made it the slowest only in a step where its work differed from both. Measured on a clean
+// 4-rank DDP job on 2 cores (record_shapes) whose rank 0 saved a checkpoint every fourth step:
+// the checkpoint's operators changed rank 0's work in 3 of 12 steps, neither strict form held,
+// and the host's imbalance was reported as an input imbalance ("balance the work per step");
+// rank 0 was the slowest in one of those three steps.
+//
 // Such a finding becomes uneven_timing: information, no saving (the time is real, but no change
 // to the input recovers it), its imbalance evidence kept, and the host to check next. With fewer
 // than kMinSameWorkSteps shared steps nothing changes. Without shapes (record_shapes off,
@@ -49,10 +58,15 @@ struct SameWork {
   int64_t shaped_ops = 0;           // per step, median over the members and steps
   std::vector<uint32_t> own_work;   // !across_ranks: the members whose (constant) work differs
                                     // from the one most members share (all when none is shared by most)
+  bool by_slowest = false;          // neither form held; the slowest member's work explains too few steps
+  size_t explained_steps = 0;       // by_slowest: steps whose slowest member ran work of its own
 };
 // `only_steps`: only these step numbers (those the imbalance was judged on); null: every step.
+// `slowest`: step number -> position in `members` of that step's slowest member; with it, the
+// third form (above) is tried when neither strict one holds.
 SameWork CompareStepWork(const std::vector<RankSummary>& ranks, const std::vector<uint32_t>& members,
-                         const std::vector<int64_t>* only_steps = nullptr);
+                         const std::vector<int64_t>* only_steps = nullptr,
+                         const std::map<int64_t, size_t>* slowest = nullptr);
 
 // Turns the per_step_imbalance findings whose ranks did the same work into uneven_timing
 // findings, comparing the work in the steps each was judged on (`judged_steps`, by stage: a step

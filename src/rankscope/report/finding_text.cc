@@ -160,12 +160,18 @@ std::string UnevenTimingTitle(const Finding& f) {
   const Evidence* imbalance = f.FindEvidence(EvidenceKind::kStepImbalance);
   const Evidence* same = f.FindEvidence(EvidenceKind::kSameWork);
   const bool per_rank = same && same->detail == "per_rank";
+  const bool by_slowest = same && same->detail == "slowest_rank";
+  const double steps = same ? same->Get("steps") : 0;
+  const std::string work =
+      by_slowest ? fmt::format("in {:.0f} of the {:.0f} steps the slowest rank ran the operators and input shapes its "
+                               "peers ran, or its own usual ones",
+                               steps - same->Get("explained_steps"), steps)
+                 : fmt::format("{} ran the same operators on the same input shapes in each of the {:.0f} steps",
+                               per_rank ? "each rank" : "every rank", steps);
   return fmt::format("{}: the slowest rank changes from step to step and exceeds the step's median by {} on average, "
-                     "but {} ran the same operators on the same input shapes in each of the {:.0f} steps: "
-                     "not an input imbalance; the time goes to something outside the work (CPU scheduling, a shared "
-                     "device, garbage collection, clocks)",
-                     Ranks(f.ranks), D(imbalance ? imbalance->Get("mean_excess_ns") : 0),
-                     per_rank ? "each rank" : "every rank", same ? same->Get("steps") : 0);
+                     "but {}: not an input imbalance; the time goes to something outside the work (CPU scheduling, a "
+                     "shared device, garbage collection, clocks)",
+                     Ranks(f.ranks), D(imbalance ? imbalance->Get("mean_excess_ns") : 0), work);
 }
 
 std::string TelemetryTitle(const Finding& f) {
@@ -587,6 +593,15 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
                            "difference (an uneven parameter shard, a layer of its own), which would make one rank "
                            "slower in every step, not a different one in each",
                            Ranks(e.ranks), e.Get("steps"));
+      }
+      if (e.detail == "slowest_rank") {
+        const double own = e.Get("explained_steps");
+        return fmt::format("the work of {} changed between them (work signatures, from record_shapes), but the "
+                           "slowest rank of a step ran work of its own (other operators or shapes than both its peers "
+                           "in the step and its own usual ones) in {} the {:.0f} steps compared: {}",
+                           Ranks(e.ranks), own > 0 ? fmt::format("only {:.0f} of", own) : "none of", e.Get("steps"),
+                           own > 0 ? "in the others its input did not make it the slowest"
+                                   : "its input never made it the slowest");
       }
       if (e.detail == "per_rank") {
         return fmt::format("each of {} ran the same {:.0f} CPU operators with the same input shapes in each of the "
