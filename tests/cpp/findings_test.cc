@@ -126,6 +126,38 @@ TEST(FindingWords, UncostedWorkSaysSoAndPointsAtTheFunction) {
   EXPECT_NE(w.next.find("sm80_xmma_gemm_f32f32 on rank 2"), std::string::npos) << w.next;
 }
 
+// A function called every fourth step (a checkpoint): the title gives the call's own length, since
+// 5 ms per step hides a 20 ms stall; one called in most steps (0.75 per step) gets no such words.
+TEST(FindingWords, AFunctionCalledInFewStepsSaysHowLongACallIs) {
+  auto finding = [](double calls) {
+    Finding f;
+    f.kind = FindingKind::kExtraWork;
+    f.ranks = {0};
+    f.subject = "train.py(43): <module>|torch/serialization.py(944): save";
+    f.subject_kind = "python_path";
+    f.cost.method = CostMethod::kAddedWork;
+    f.cost.added_ns = 5e6;
+    Evidence e;
+    e.kind = EvidenceKind::kFunction;
+    e.rank = 0;
+    e.subject = f.subject;
+    e.subject_kind = f.subject_kind;
+    e.Set("calls", calls).Set("median_calls", 0).Set("per_call_ns", 5e6 / calls).Set("value_ns", 5e6);
+    f.evidence.push_back(e);
+    return f;
+  };
+  const FindingWords w = DescribeFinding(finding(0.25));
+  EXPECT_NE(w.title.find("save (20.00 ms a call, one every 4 steps on average); no peer"), std::string::npos)
+      << w.title;
+  EXPECT_NE(w.evidence.front().find("0.25 vs 0.0 calls/step"), std::string::npos) << w.evidence.front();
+  EXPECT_EQ(DescribeFinding(finding(0.75)).title.find("a call,"), std::string::npos);
+  Finding slower = finding(0.25);  // a slow_function whose function is an untraced gap
+  slower.kind = FindingKind::kSlowFunction;
+  slower.subject_kind = slower.evidence.front().subject_kind = "untraced";
+  EXPECT_NE(DescribeFinding(slower).title.find("(20.00 ms a gap, one every 4 steps on average)"), std::string::npos)
+      << DescribeFinding(slower).title;
+}
+
 TEST(FindingWords, APythonPathInTheFrameworkSaysWhoseCallItIs) {
   auto title = [](const std::string& path) {
     Finding f;

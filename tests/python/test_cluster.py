@@ -469,6 +469,8 @@ def test_a_stall_every_fourth_step_is_costed_in_its_steps_and_replayed(run_ranks
     assert top["subject"]["name"].endswith("hiccup|<built-in function sleep>")
     lead = next(e["values"] for e in top["evidence"] if e["kind"] == "function")
     assert lead["calls"] < 0.5 and lead["median_calls"] == 0
+    # The title says how long one stall is, not only its average over the steps.
+    assert "(40.12 ms a call, one every 4.2 steps on average)" in top["title"], top["title"]
     what_ifs = {e["detail"]: e["values"] for e in top["evidence"] if e["kind"] == "what_if"}
     assert what_ifs["faster"]["saving_ns"] < 0.5 * lead["excess_ns"]
     assert 0.7 * lead["excess_ns"] <= top["cost"]["saving_ns"] == what_ifs["per_step"]["saving_ns"] <= lead["excess_ns"]

@@ -16,6 +16,8 @@ namespace {
 std::string D(double ns) { return FormatNs(ns); }
 
 std::string Per(const Finding& f) { return "/" + f.cost.unit; }
+// Calls per step: two decimals below one (a call every fourth step is 0.25, not "0.2").
+std::string Calls(double c) { return c > 0 && c < 1 ? fmt::format("{:.2f}", c) : fmt::format("{:.1f}", c); }
 
 std::string RankList(std::vector<int64_t> ranks) {
   std::sort(ranks.begin(), ranks.end());
@@ -108,10 +110,25 @@ std::string SlowGroupTitle(const Finding& f) {
                      f.ranks.empty() ? -1 : f.ranks.front(), D(typical), f.cost.unit, where);
 }
 
+// " (19.75 ms a call, one every 4 steps on average)" for a function finding whose rank calls its
+// function at most every other step (a checkpoint, a periodic evaluation, a stall): the per-step
+// average alone hides a stall the size of the call. Empty for a function called more often.
+std::string IntermittentWords(const Finding& f) {
+  if (f.ranks.size() != 1) return "";
+  for (const Evidence& e : f.evidence) {
+    if (e.kind != EvidenceKind::kFunction || e.subject != f.subject || e.rank != f.ranks.front()) continue;
+    const double calls = e.Get("calls");
+    if (calls <= 0 || calls > 0.5) return "";
+    return fmt::format(" ({} {}, one every {:.3g} {}s on average)", D(e.Get("per_call_ns")),
+                       f.subject_kind == "untraced" ? "a gap" : "a call", 1 / calls, f.cost.unit);
+  }
+  return "";
+}
+
 std::string SlowFunctionTitle(const Finding& f) {
-  return fmt::format("{} {} is slower on {} than on the other ranks: +{}{}", FunctionKindWords(f.subject_kind),
+  return fmt::format("{} {} is slower on {} than on the other ranks: +{}{}{}", FunctionKindWords(f.subject_kind),
                      FunctionLabel(f.subject_kind, f.subject, f.subject_detail), Ranks(f.ranks), D(f.cost.added_ns),
-                     Per(f));
+                     Per(f), IntermittentWords(f));
 }
 
 // Where an extra_work finding's time goes: its function, or the sibling call paths whose excesses
@@ -136,8 +153,8 @@ std::string ExtraWorkTitle(const Finding& f) {
   const std::string what = ExtraWorkWhere(f);
   // Costed by the per-step what-if (cluster/cost_model.h): in the steps it sets the pace, its peers wait.
   const bool waited_for = f.cost.method != CostMethod::kAddedWork && f.cost.saving_ns > 0;
-  return fmt::format("{} spends {} more per {} than the median rank {}; {}", Ranks(f.ranks), D(f.cost.added_ns),
-                     f.cost.unit, what,
+  return fmt::format("{} spends {} more per {} than the median rank {}{}; {}", Ranks(f.ranks), D(f.cost.added_ns),
+                     f.cost.unit, what, f.subject_kind == "phase" ? "" : IntermittentWords(f),
                      waited_for ? "its peers wait for it in the steps where it is the last to arrive"
                                 : "no peer measurably waits for it");
 }
@@ -302,24 +319,25 @@ std::string FunctionSentence(const Evidence& e, const Finding& f) {
     const std::string part =
         e.subject == f.subject ? ""
                                : fmt::format("{} {} inside it, ", FunctionKindWords(e.subject_kind), FunctionLabel(e));
-    return fmt::format("{}rank {}: {}{} vs median {} over {} (+{}, abnormal above +{}); {:.1f} vs {:.1f} "
+    return fmt::format("{}rank {}: {}{} vs median {} over {} (+{}, abnormal above +{}); {} vs {} "
                        "calls{}, median call {} vs {}",
                        part, e.rank, D(e.Get("value_ns")), Per(f), D(e.Get("median_ns")),
                        RankCount(e.Get("ranks_compared")), D(e.Get("excess_ns")), D(e.Get("threshold_ns")),
-                       e.Get("calls"), e.Get("median_calls"), Per(f), D(e.Get("per_call_ns")),
+                       Calls(e.Get("calls")), Calls(e.Get("median_calls")), Per(f), D(e.Get("per_call_ns")),
                        D(e.Get("median_per_call_ns")));
   }
   if (!e.Has("calls")) {  // a host's ranks together (cluster/host_outliers.cc)
-    const std::string calls = e.Has("host_calls") ? fmt::format("; at least {:.1f} vs {:.1f} calls{}", e.Get("host_calls"),
-                                                                e.Get("median_calls"), Per(f))
+    const std::string calls = e.Has("host_calls") ? fmt::format("; at least {} vs {} calls{}", Calls(e.Get("host_calls")),
+                                                                Calls(e.Get("median_calls")), Per(f))
                                                   : "";
     return fmt::format("{} {} on {}: {}{} vs median {} on the other hosts' ranks (+{}{})",
                        FunctionKindWords(e.subject_kind), FunctionLabel(e), Ranks(e.ranks), D(e.Get("value_ns")), Per(f),
                        D(e.Get("median_ns")), D(e.Get("excess_ns")), calls);
   }
-  return fmt::format("{} {} on rank {}: {}{} vs median {} (+{}; {:.1f} vs {:.1f} calls{})",
+  return fmt::format("{} {} on rank {}: {}{} vs median {} (+{}; {} vs {} calls{})",
                      FunctionKindWords(e.subject_kind), FunctionLabel(e), e.rank, D(e.Get("value_ns")), Per(f),
-                     D(e.Get("median_ns")), D(e.Get("excess_ns")), e.Get("calls"), e.Get("median_calls"), Per(f));
+                     D(e.Get("median_ns")), D(e.Get("excess_ns")), Calls(e.Get("calls")), Calls(e.Get("median_calls")),
+                     Per(f));
 }
 
 std::string PhaseSentence(const Evidence& e, const Finding& f) {
