@@ -40,8 +40,8 @@ constexpr FindingKindInfo kTable[] = {
     {FindingKind::kUnevenTiming, "uneven_timing", kInfo, "cluster",
      "A step-to-step imbalance among data-parallel ranks (it would have been a per_step_imbalance finding) in which "
      "the ranks' work did not change relative to each other from step to step — every rank ran the same operators "
-     "on the same input shapes in each step compared, or each rank the same ones in every step (the steps' work "
-     "signatures, from record_shapes): the input is not the cause; the time goes to something outside the work (CPU "
+     "on the same input shapes in each step compared, each rank the same ones in every step, or the slowest rank "
+     "of most steps its peers' ones or its own usual ones (the steps' work signatures, from record_shapes): the input is not the cause; the time goes to something outside the work (CPU "
      "scheduling, a device several ranks share, garbage collection, clocks). No saving is claimed."},
     {FindingKind::kSlowStage, "slow_stage", kWarning, "cluster",
      "A pipeline stage spends more time per step on its own work (median over its ranks) than the other stages: a "
