@@ -11,7 +11,9 @@ What counts (docs/cluster.md, "Accuracy"):
     the host starved a rank of CPU (measured by the kernel, not inferred from the trace), and an
     uneven_timing finding, which says that the ranks ran the same operators on the same shapes and
     still took different times (equal work signatures, nothing about the job's code and no
-    saving claimed): those are counted apart, as notes about the machine;
+    saving claimed), and a stalled_calls finding, which says that a function was abnormal on a
+    rank only through calls during which the thread was off its CPU: those are counted apart, as
+    notes about the machine;
   * without Python stacks (truth "with_stack": false) the function is the finest level the trace
     can name: a sleep is untraced time between two recorded slices, the DDP communication hook
     is inside autograd's AccumulateGrad (NO_STACK_PATTERNS);
@@ -43,7 +45,7 @@ PATTERNS = {
 }
 # Findings about the machine rather than the job (the kernel measured it; or the ranks did the same
 # work and their times still differ): not false on a clean run.
-ENVIRONMENT = {"cpu_contention", "uneven_timing"}
+ENVIRONMENT = {"cpu_contention", "uneven_timing", "stalled_calls"}
 # Without Python stacks (torch.profiler's default) a sleep is untraced time between two recorded
 # slices (analysis/untraced_time.h), and a hook — the DDP communication hook, the tensor hook of
 # the backward fault — runs inside autograd's evaluate_function of the AccumulateGrad node that

@@ -409,6 +409,25 @@ def test_a_rank_whose_work_changes_does_not_make_the_hosts_imbalance_the_inputs(
     assert "balance the work" not in timing["next"]["text"]
 
 
+def test_calls_that_stalled_are_the_hosts_not_a_slower_function(run_rankscope):
+    """Four ranks on two cores: rank 2's optimizer aten::mul_ stalled in 4 of its 630 calls (the
+    scheduler's time slices) and was abnormal through them alone; rank 1 ran extra matmuls
+    (tests/data/cluster/stalled_calls/README.md). The extra work leads; the stalls are a note."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "stalled_calls")
+    mul = next(row for row in report["ranks"][2]["cpu_ops"]["rows"] if row["name"] == "aten::mul_")
+    assert mul["count"] == 630 and mul["stalls"] == 4 and mul["stall_ns"] > 0.8 * mul["total_ns"]
+    assert [f["kind"] for f in report["findings"]] == ["extra_work", "stalled_calls"]
+    work, note = report["findings"]
+    assert work["ranks"] == [1] and work["subject"]["name"] == "aten::matmul"
+    assert note["ranks"] == [2] and note["severity"] == "info" and note["cost"]["saving_ns"] == 0
+    (stalled,) = evidence(note, "stalled_calls")
+    assert stalled["subject"] == "aten::mul_" and stalled["values"]["stalled_calls"] == 4
+    assert stalled["values"]["steady_ns"] < 1.1 * stalled["values"]["steady_median_ns"]
+    assert "held off its CPU" in note["title"] and note["next"]["text"].startswith("check host")
+    # The abnormal-functions table still lists it.
+    assert any(f["name"] == "aten::mul_" and f["rank"] == 2 for f in report["cluster"]["functions"])
+
+
 def test_a_checkpoint_every_third_step_is_costed_in_those_steps(run_rankscope):
     """Rank 0 writes eight checkpoint shards every third step (tests/data/cluster/checkpoint/
     README.md): named with its cost in the steps it stalls, not spread over every step."""

@@ -39,6 +39,13 @@ inline constexpr size_t kDefaultMaxRows = 500;
 inline constexpr double kKeepShare = 0.001;
 inline constexpr size_t kMaxKeptRows = 4096;
 
+// A call of a function stalled when it took more than kStallFactor times the function's p99 call
+// and at least kMinStallNs more: a call that long is not the function's work but the thread held
+// off its CPU (preempted, a page fault, a pause). Its stalled time is what it took beyond the p99
+// call. With fewer than 100 calls the p99 call is the longest, and nothing stalls.
+inline constexpr double kStallFactor = 10;
+inline constexpr int64_t kMinStallNs = 1'000'000;
+
 // Collective instances kept per rank (for cross-rank matching); the rest are counted.
 inline constexpr size_t kDefaultMaxCollectiveInstances = 100'000;
 

@@ -51,6 +51,24 @@ void SortByKeyThenStart(std::vector<FunctionSample>& samples, size_t keys) {
   samples.swap(sorted);
 }
 
+// Count, total, median, p99 and max of a function's instances in W, and the calls that stalled
+// (definitions.h kStallFactor) with their time beyond the p99 call. Reorders `durations`.
+void FillDurationStats(std::vector<int64_t>& durations, FunctionStat& row) {
+  const DurationStats d = Summarize(durations);
+  row.count = d.count;
+  row.total_ns = d.total;
+  row.median_ns = d.median;
+  row.p99_ns = d.p99;
+  row.max_ns = d.max;
+  const double bound = std::max(kStallFactor * static_cast<double>(d.p99), static_cast<double>(d.p99 + kMinStallNs));
+  if (static_cast<double>(d.max) <= bound) return;  // the common case: one comparison
+  for (const int64_t v : durations) {
+    if (static_cast<double>(v) <= bound) continue;
+    ++row.stalls;
+    row.stall_ns += v - d.p99;
+  }
+}
+
 }  // namespace
 
 void AggregateSamples(std::vector<FunctionSample>& samples, const Window& w, BottleneckRule rule,
@@ -72,12 +90,7 @@ void AggregateSamples(std::vector<FunctionSample>& samples, const Window& w, Bot
     row.bottleneck_ns = rule == BottleneckRule::kOwnedGpuTime
                             ? owned
                             : StackTimeWhileIdle(samples.data() + i, samples.data() + j, w, busy);
-    const DurationStats d = Summarize(durations);
-    row.count = d.count;
-    row.total_ns = d.total;
-    row.median_ns = d.median;
-    row.p99_ns = d.p99;
-    row.max_ns = d.max;
+    FillDurationStats(durations, row);
     i = j;
   }
 }
@@ -109,12 +122,7 @@ void FunctionAccumulator::Finish(std::vector<FunctionStat>& rows) {
     FunctionStat& row = rows[k];
     row.in_window_ns += s.in_window;
     row.bottleneck_ns = s.idle;
-    const DurationStats d = Summarize(s.durations);
-    row.count = d.count;
-    row.total_ns = d.total;
-    row.median_ns = d.median;
-    row.p99_ns = d.p99;
-    row.max_ns = d.max;
+    FillDurationStats(s.durations, row);
     std::vector<int64_t>().swap(s.durations);  // freed as soon as summarized
   }
 }

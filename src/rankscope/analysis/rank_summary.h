@@ -68,6 +68,8 @@ struct FunctionStat {
   double bottleneck_ns = 0;   // bottleneck ratio = bottleneck_ns / |W|
   int64_t bytes = -1;         // memory ops: bytes moved by the counted instances
   bool wait = false;          // blocked, not working (analysis/wait_functions.h); Python paths: the leaf
+  uint64_t stalls = 0;        // calls that stalled (definitions.h kStallFactor)
+  int64_t stall_ns = 0;       // ... their time beyond the p99 call
 };
 
 struct FunctionTable {

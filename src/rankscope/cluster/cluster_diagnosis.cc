@@ -6,6 +6,7 @@
 #include "rankscope/cluster/replay_bound.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/slower_ops.h"
+#include "rankscope/cluster/stalled_calls.h"
 #include "rankscope/cluster/step_series.h"
 #include "rankscope/cluster/uneven_timing.h"
 #include "rankscope/cluster/unrecorded_cpu.h"
@@ -73,6 +74,9 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   }
   d.findings = BuildClusterFindings({&ranks, &d.hosts, &d.metrics, &d.arrival, &d.slow, &d.phases, &d.functions,
                               &d.utilization, d.unit, d.min_excess_ns, options.outlier_k});
+  // A function finding whose ranks are abnormal only through calls that stalled is their host's,
+  // not the function's (stalled_calls.h): told as a note before anything costs it.
+  NoteStalledCalls(d.functions, d.rank_numbers, d.hosts, d.metrics, &d.findings);
   CostSlowGroupsByStep(series, d.rank_numbers, step_ns, d.min_excess_ns, &d.findings);
   // Hooks after the rules: hosts slow together (host_outliers.h), then the per-step cost of the
   // anomalies the median what-if left uncosted (cost_model.h).

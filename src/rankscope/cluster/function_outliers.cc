@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <set>
@@ -122,7 +123,8 @@ class Collector {
       if (f.wait) entry.wait = true;
       // A Python path on a second thread adds to the first.
       AddSample(&entry.samples, {r, static_cast<double>(f.in_window_ns) / Steps(r),
-                                 static_cast<double>(f.count) / Steps(r), f.median_ns});
+                                 static_cast<double>(f.count) / Steps(r), f.median_ns,
+                                 static_cast<double>(f.stall_ns) / Steps(r), static_cast<double>(f.stalls) / Steps(r)});
     }
   }
 
@@ -227,27 +229,47 @@ void ChooseLevels(std::vector<FunctionOutlier>* out) {
   *out = std::move(kept);
 }
 
+// Whether `value` (sample i of `values`) is abnormal among them and by at least `min_excess_ns`.
+bool Abnormal(const std::vector<double>& values, size_t i, const RobustStats& stats, const OutlierRule& rule,
+              double min_excess_ns) {
+  const RobustStats against = ComparedWith(values, i, stats);
+  return rule.IsHigh(values[i], against) && values[i] - against.median >= min_excess_ns;
+}
+
+// Whether a rank calls a function as often as its peers (within 10 %): only then can a few
+// stalled calls be all that sets it apart; with calls of its own it does work they do not.
+bool SameCalls(double calls, double median_calls) {
+  return median_calls > 0 && std::abs(calls - median_calls) <= 0.1 * median_calls;
+}
+
 // Flags the ranks of `samples` whose time in `f` is abnormal among them (function_outliers.h).
 void CompareAmong(const FunctionSamples& f, const std::vector<Sample>& samples, const OutlierRule& rule,
                   double min_excess_ns, std::vector<FunctionOutlier>* out) {
-  std::vector<double> values, calls;
+  std::vector<double> values, steady, calls;  // steady: without the stalled calls' time
   std::vector<int64_t> per_call;
   for (const Sample& s : samples) {
     values.push_back(s.value_ns);
+    steady.push_back(s.value_ns - s.stall_ns);
     calls.push_back(s.calls);
     if (s.calls > 0) per_call.push_back(s.per_call_ns);
   }
   const RobustStats stats = ComputeRobustStats(values);
+  const RobustStats steady_stats = ComputeRobustStats(steady);
   const RobustStats call_stats = ComputeRobustStats(calls);
   const int64_t median_per_call = Quantile(per_call, 0.5);
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& s = samples[i];
+    if (!Abnormal(values, i, stats, rule, min_excess_ns)) continue;
     const RobustStats against = ComparedWith(values, i, stats);
-    const double excess = s.value_ns - against.median;
-    if (!rule.IsHigh(s.value_ns, against) || excess < min_excess_ns) continue;
-    out->push_back({f.kind, f.name, f.detail, s.rank, s.value_ns, against.median, rule.Threshold(against), excess,
-                    s.calls, ComparedWith(calls, i, call_stats).median, s.per_call_ns, median_per_call, samples.size(),
-                    f.wait});
+    FunctionOutlier o{f.kind, f.name, f.detail, s.rank, s.value_ns, against.median, rule.Threshold(against),
+                      s.value_ns - against.median, s.calls, ComparedWith(calls, i, call_stats).median, s.per_call_ns,
+                      median_per_call, samples.size(), f.wait};
+    o.stall_ns = s.stall_ns;
+    o.stalls = s.stalls;
+    o.stalled = s.stall_ns > 0 && s.stalls <= kMaxStallsPerStep && SameCalls(o.calls, o.median_calls) &&
+                !Abnormal(steady, i, steady_stats, rule, min_excess_ns);
+    o.steady_median_ns = ComparedWith(steady, i, steady_stats).median;
+    out->push_back(std::move(o));
   }
 }
 

@@ -33,6 +33,12 @@
 //  - step phases are compared on their own (phase_outliers.h).
 // Waits (a sleep, a lock, a GPU synchronisation; analysis/wait_functions.h) are compared like any
 // function and flagged `wait`.
+//
+// A rank abnormal only through a few calls that stalled (analysis/definitions.h kStallFactor:
+// each over 10x the function's p99 call, a call every other step at most), calling the function
+// as often as its peers (within 10 %), is flagged `stalled`:
+// compared again without the stalled calls' time beyond the p99 call, it is not abnormal. Its
+// function is not slower; the thread was held off its CPU during those calls (stalled_calls.h).
 #pragma once
 
 #include <algorithm>
@@ -63,7 +69,15 @@ struct FunctionOutlier {
   int64_t median_per_call_ns = 0;  // median over the ranks compared of their median call
   size_t compared = 0;       // ranks compared
   bool wait = false;         // the function waits (a sleep, a lock, a GPU synchronisation)
+  double stall_ns = 0;       // per step: this rank's stalled calls' time beyond the p99 call
+  double stalls = 0;         // stalled calls per step on this rank
+  bool stalled = false;      // without its stalled calls this rank is not abnormal
+  double steady_median_ns = 0;  // the median over the ranks compared without their stalled calls
 };
+
+// A function compared without the few calls that stalled on a rank (see above): no more than one
+// every other step, or they are a pattern of the function, not stalls.
+inline constexpr double kMaxStallsPerStep = 0.5;
 
 // One function's time per step on every rank it is compared on (the values the robust rule
 // sees): a rank whose table lacks the function is there with 0 when the rows its table left out
@@ -73,13 +87,17 @@ struct FunctionValue {
   double value_ns = 0;       // time per step
   double calls = 0;          // calls per step
   int64_t per_call_ns = 0;   // median call
+  double stall_ns = 0;       // stalled calls' time beyond the p99 call, per step
+  double stalls = 0;         // stalled calls per step
 
   // More of the same function on the same rank (another thread, another key merged into this
-  // one): times and calls add up, the median call is the larger.
+  // one): times, calls and stalls add up, the median call is the larger.
   void Add(const FunctionValue& more) {
     value_ns += more.value_ns;
     calls += more.calls;
     per_call_ns = std::max(per_call_ns, more.per_call_ns);
+    stall_ns += more.stall_ns;
+    stalls += more.stalls;
   }
 };
 struct FunctionSamples {

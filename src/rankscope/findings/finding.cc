@@ -51,6 +51,7 @@ std::string_view EvidenceKindName(EvidenceKind k) {
     case EvidenceKind::kCpuWait: return "cpu_wait";
     case EvidenceKind::kSameWork: return "same_work";
     case EvidenceKind::kSlowerOps: return "slower_ops";
+    case EvidenceKind::kStalledCalls: return "stalled_calls";
   }
   return "text";
 }

@@ -81,6 +81,8 @@ enum class EvidenceKind : uint8_t {
   kSameWork,  // ranks: every rank ran the same operators on the same shapes in each of `steps` steps
   // Slower operations (cluster/slower_ops.h).
   kSlowerOps,  // rank + subject (the largest function compared): its operations, as often, each slower
+  // Stalled calls (cluster/stalled_calls.h).
+  kStalledCalls,  // rank + subject (a function): its excess is a few stalled calls
 };
 std::string_view EvidenceKindName(EvidenceKind k);
 

@@ -18,6 +18,7 @@ enum class FindingKind : uint16_t {
   kExtraWork,
   kCpuContention,
   kUnevenTiming,
+  kStalledCalls,
   // Parallelism-aware cluster diagnosis (cluster/parallel_findings.h).
   kSlowStage,
   kSlowWorker,

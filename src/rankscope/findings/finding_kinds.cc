@@ -43,6 +43,11 @@ constexpr FindingKindInfo kTable[] = {
      "on the same input shapes in each step compared, each rank the same ones in every step, or the slowest rank "
      "of most steps its peers' ones or its own usual ones (the steps' work signatures, from record_shapes): the input is not the cause; the time goes to something outside the work (CPU "
      "scheduling, a device several ranks share, garbage collection, clocks). No saving is claimed."},
+    {FindingKind::kStalledCalls, "stalled_calls", kInfo, "cluster",
+     "Functions abnormal on a rank only through a few calls that stalled — each over 10x the function's p99 call "
+     "and 1 ms longer, at most one every other step — while its other calls took what its peers' took: the thread "
+     "was held off its CPU during them (preempted on a host with more threads than cores, a page fault, a pause), "
+     "not running slower code. No saving is claimed: no change to the function recovers the time."},
     {FindingKind::kSlowStage, "slow_stage", kWarning, "cluster",
      "A pipeline stage spends more time per step on its own work (median over its ranks) than the other stages: a "
      "partition imbalance; the other stages wait for it once per micro-batch (the bubble it causes)."},

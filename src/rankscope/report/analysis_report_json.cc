@@ -33,6 +33,10 @@ json FunctionRowJson(const FunctionStat& f, int64_t window, double flag) {
   if (f.cls != ActivityClass::kNone) j["class"] = ActivityClassName(f.cls);
   if (f.bytes >= 0) j["bytes"] = f.bytes;
   if (f.wait) j["wait"] = true;
+  if (f.stalls > 0) {
+    j["stalls"] = f.stalls;
+    j["stall_ns"] = f.stall_ns;
+  }
   return j;
 }
 

@@ -191,6 +191,22 @@ std::string UnevenTimingTitle(const Finding& f) {
                      Ranks(f.ranks), D(imbalance ? imbalance->Get("mean_excess_ns") : 0), work);
 }
 
+std::string StalledCallsTitle(const Finding& f) {
+  std::vector<std::string> functions;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind != EvidenceKind::kStalledCalls) continue;
+    const std::string label = FunctionLabel(e);
+    if (std::find(functions.begin(), functions.end(), label) == functions.end()) functions.push_back(label);
+  }
+  const size_t shown = std::min<size_t>(functions.size(), 2);
+  std::string named = fmt::format("{}", fmt::join(functions.begin(), functions.begin() + shown, ", "));
+  if (functions.size() > shown) named += fmt::format(" and {} more", functions.size() - shown);
+  return fmt::format("{}: {} abnormal only through a few calls that stalled (each over 10x its usual longest call), "
+                     "the other calls as fast as the peers': the {} held off {} CPU, not running slower code",
+                     Ranks(f.ranks), named, f.ranks.size() == 1 ? "rank was" : "ranks were",
+                     f.ranks.size() == 1 ? "its" : "their");
+}
+
 std::string TelemetryTitle(const Finding& f) {
   const Evidence* e = f.FindEvidence(EvidenceKind::kTelemetry);
   if (!e) return std::string(FindingKindId(f.kind));
@@ -249,6 +265,7 @@ std::string Title(const Finding& f) {
     case FindingKind::kExtraWork: return ExtraWorkTitle(f);
     case FindingKind::kCpuContention: return CpuContentionTitle(f);
     case FindingKind::kUnevenTiming: return UnevenTimingTitle(f);
+    case FindingKind::kStalledCalls: return StalledCallsTitle(f);
     default: return TelemetryTitle(f);
   }
 }
@@ -593,6 +610,13 @@ std::string DescribeEvidence(const Evidence& e, const Finding& f) {
                              : fmt::format(": a slower or busier {}, or larger inputs (these traces carry no input "
                                            "shapes to tell)",
                                            e.subject_kind == "kernel" ? "GPU" : "CPU"));
+    case EvidenceKind::kStalledCalls:
+      return fmt::format("{} {} on rank {}: {}{} vs median {} (+{}); {:.0f} of its calls stalled, {}{} beyond its "
+                         "p99 call; without them {}{} vs median {} ({} vs {} calls{})",
+                         FunctionKindWords(e.subject_kind), FunctionLabel(e), e.rank, D(e.Get("value_ns")), Per(f),
+                         D(e.Get("median_ns")), D(e.Get("excess_ns")), e.Get("stalled_calls"), D(e.Get("stall_ns")),
+                         Per(f), D(e.Get("steady_ns")), Per(f), D(e.Get("steady_median_ns")), Calls(e.Get("calls")),
+                         Calls(e.Get("median_calls")), Per(f));
     case EvidenceKind::kSameWork:
       if (e.detail == "no_shapes") {
         return fmt::format("the traces of {} carry no input shapes (record_shapes off): nothing in them tells "

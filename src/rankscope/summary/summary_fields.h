@@ -22,7 +22,7 @@ void Fields(A& a, StepSummary& s) {
 template <class A>
 void Fields(A& a, FunctionStat& f) {
   a(f.name), a(f.detail), a(f.cls), a(f.count), a(f.total_ns), a(f.median_ns), a(f.p99_ns), a(f.max_ns),
-      a(f.in_window_ns), a(f.bottleneck_ns), a(f.bytes), a(f.wait);
+      a(f.in_window_ns), a(f.bottleneck_ns), a(f.bytes), a(f.wait), a(f.stalls), a(f.stall_ns);
 }
 
 template <class A>
