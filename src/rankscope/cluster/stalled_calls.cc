@@ -11,6 +11,7 @@ namespace {
 
 // (rank number, kind, name, detail): a function row as the findings' evidence names it.
 using RowKey = std::tuple<int64_t, std::string, std::string, std::string>;
+using Stalled = std::map<RowKey, const FunctionOutlier*>;
 
 Evidence StalledEvidence(const FunctionOutlier& o, int64_t rank, const std::vector<RankMetrics>& metrics) {
   const double steps = o.rank < metrics.size() && metrics[o.rank].steps > 0 ? metrics[o.rank].steps : 1;
@@ -27,8 +28,10 @@ Evidence StalledEvidence(const FunctionOutlier& o, int64_t rank, const std::vect
   return e;
 }
 
-// The stalled outliers a function finding is made of, or empty when any of its rows is not one.
-std::vector<const FunctionOutlier*> AllStalled(const Finding& f, const std::map<RowKey, const FunctionOutlier*>& stalled) {
+// The stalled outliers a function finding is made of, or empty when any of its rows is not one
+// (or it is no function finding).
+std::vector<const FunctionOutlier*> AllStalled(const Finding& f, const Stalled& stalled) {
+  if (f.kind != FindingKind::kSlowFunction && f.kind != FindingKind::kExtraWork) return {};
   std::vector<const FunctionOutlier*> out;
   for (const Evidence& e : f.evidence) {
     if (e.kind != EvidenceKind::kFunction) continue;
@@ -44,7 +47,7 @@ std::vector<const FunctionOutlier*> AllStalled(const Finding& f, const std::map<
 bool NoteStalledCalls(const std::vector<FunctionOutlier>& outliers, const std::vector<int64_t>& rank_numbers,
                       const std::vector<RankHost>& hosts, const std::vector<RankMetrics>& metrics,
                       std::vector<Finding>* findings) {
-  std::map<RowKey, const FunctionOutlier*> stalled;
+  Stalled stalled;
   for (const FunctionOutlier& o : outliers) {
     if (o.stalled && o.rank < rank_numbers.size()) {
       stalled.emplace(RowKey{rank_numbers[o.rank], std::string(FunctionKindName(o.kind)), o.name, o.detail}, &o);
@@ -61,8 +64,7 @@ bool NoteStalledCalls(const std::vector<FunctionOutlier>& outliers, const std::v
   std::vector<bool> converted(findings->size(), false);
   for (size_t i = 0; i < findings->size(); ++i) {
     const Finding& f = (*findings)[i];
-    const bool function = f.kind == FindingKind::kSlowFunction || f.kind == FindingKind::kExtraWork;
-    const std::vector<const FunctionOutlier*> rows = function ? AllStalled(f, stalled) : std::vector<const FunctionOutlier*>{};
+    const std::vector<const FunctionOutlier*> rows = AllStalled(f, stalled);
     if (rows.empty()) continue;
     converted[i] = true;
     note.cost.unit = f.cost.unit;  // no saving claimed: the step as it is

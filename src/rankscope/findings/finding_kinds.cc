@@ -41,8 +41,9 @@ constexpr FindingKindInfo kTable[] = {
      "A step-to-step imbalance among data-parallel ranks (it would have been a per_step_imbalance finding) in which "
      "the ranks' work did not change relative to each other from step to step — every rank ran the same operators "
      "on the same input shapes in each step compared, each rank the same ones in every step, or the slowest rank "
-     "of most steps its peers' ones or its own usual ones (the steps' work signatures, from record_shapes): the input is not the cause; the time goes to something outside the work (CPU "
-     "scheduling, a device several ranks share, garbage collection, clocks). No saving is claimed."},
+     "of most steps its peers' ones or its own usual ones (the steps' work signatures, from record_shapes): the "
+     "input is not the cause; the time goes to something outside the work (CPU scheduling, a device several ranks "
+     "share, garbage collection, clocks). No saving is claimed."},
     {FindingKind::kStalledCalls, "stalled_calls", kInfo, "cluster",
      "Functions abnormal on a rank only through a few calls that stalled — each over 10x the function's p99 call "
      "and 1 ms longer, at most one every other step — while its other calls took what its peers' took: the thread "
