@@ -245,17 +245,18 @@ bool SameCalls(double calls, double median_calls) {
 // Flags the ranks of `samples` whose time in `f` is abnormal among them (function_outliers.h).
 void CompareAmong(const FunctionSamples& f, const std::vector<Sample>& samples, const OutlierRule& rule,
                   double min_excess_ns, std::vector<FunctionOutlier>* out) {
-  std::vector<double> values, steady, calls;  // steady: without the stalled calls' time
+  std::vector<double> values, calls;
   std::vector<int64_t> per_call;
   for (const Sample& s : samples) {
     values.push_back(s.value_ns);
-    steady.push_back(s.value_ns - s.stall_ns);
     calls.push_back(s.calls);
     if (s.calls > 0) per_call.push_back(s.per_call_ns);
   }
   const RobustStats stats = ComputeRobustStats(values);
-  const RobustStats steady_stats = ComputeRobustStats(steady);
   const RobustStats call_stats = ComputeRobustStats(calls);
+  // The values without the stalled calls' time, made when an abnormal rank has stalled calls.
+  std::vector<double> steady;
+  RobustStats steady_stats;
   const int64_t median_per_call = Quantile(per_call, 0.5);
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& s = samples[i];
@@ -266,9 +267,14 @@ void CompareAmong(const FunctionSamples& f, const std::vector<Sample>& samples, 
                       median_per_call, samples.size(), f.wait};
     o.stall_ns = s.stall_ns;
     o.stalls = s.stalls;
-    o.stalled = s.stall_ns > 0 && s.stalls <= kMaxStallsPerStep && SameCalls(o.calls, o.median_calls) &&
-                !Abnormal(steady, i, steady_stats, rule, min_excess_ns);
-    o.steady_median_ns = ComparedWith(steady, i, steady_stats).median;
+    if (s.stall_ns > 0 && s.stalls <= kMaxStallsPerStep && SameCalls(o.calls, o.median_calls)) {
+      if (steady.empty()) {
+        for (const Sample& t : samples) steady.push_back(t.value_ns - t.stall_ns);
+        steady_stats = ComputeRobustStats(steady);
+      }
+      o.stalled = !Abnormal(steady, i, steady_stats, rule, min_excess_ns);
+      o.steady_median_ns = ComparedWith(steady, i, steady_stats).median;
+    }
     out->push_back(std::move(o));
   }
 }
