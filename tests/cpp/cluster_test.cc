@@ -552,21 +552,22 @@ TEST(FunctionOutliers, CollectivesOfAnUnknownGroupSizeAreComparedWithoutIt) {
 // numbers of tests/data/cluster/stalled_calls (rank 2's aten::mul_, 4 stalled calls in 10 steps).
 TEST(FunctionOutliers, ARankAbnormalOnlyThroughStalledCallsIsFlagged) {
   auto outliers = [](double calls2, double stall2_ns, double stalls2) {
+    auto f = [](double v) { return static_cast<float>(v); };
     FunctionSamples mul;
     mul.kind = FunctionKind::kCpuOp;
     mul.name = "aten::mul_";
     // rank, ms/step, calls/step, median call, stalled time/step, stalled calls/step
-    mul.samples = {{0, 1.91 * kMs, 63, 3095, 1.20 * kMs, 0.1},
-                   {1, 2.68 * kMs, 63, 3015, 2.02 * kMs, 0.2},
-                   {2, 6.70 * kMs, calls2, 3100, stall2_ns, stalls2},
-                   {3, 1.12 * kMs, 63, 3125, 0.41 * kMs, 0.1}};
+    mul.samples = {{0, 1.91 * kMs, 63, 3095, f(1.20 * kMs), f(0.1)},
+                   {1, 2.68 * kMs, 63, 3015, f(2.02 * kMs), f(0.2)},
+                   {2, 6.70 * kMs, calls2, 3100, f(stall2_ns), f(stalls2)},
+                   {3, 1.12 * kMs, 63, 3125, f(0.41 * kMs), f(0.1)}};
     return FindFunctionOutliers({mul}, {3.0, 0.10}, 2 * kMs);
   };
   const std::vector<FunctionOutlier> stalled = outliers(63, 6.03 * kMs, 0.4);
   ASSERT_EQ(stalled.size(), 1u);
   EXPECT_EQ(stalled[0].rank, 2u);
   EXPECT_TRUE(stalled[0].stalled);
-  EXPECT_DOUBLE_EQ(stalled[0].stall_ns, 6.03 * kMs);
+  EXPECT_FLOAT_EQ(static_cast<float>(stalled[0].stall_ns), static_cast<float>(6.03 * kMs));
   EXPECT_NEAR(stalled[0].steady_median_ns, 0.69 * kMs, 0.02 * kMs);
   // Stalled calls that leave it abnormal (2 ms of its 4.4 ms excess), a stall in most steps (a
   // pattern of the function's), or calls of its own: not stalled.

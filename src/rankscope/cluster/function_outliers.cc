@@ -124,7 +124,8 @@ class Collector {
       // A Python path on a second thread adds to the first.
       AddSample(&entry.samples, {r, static_cast<double>(f.in_window_ns) / Steps(r),
                                  static_cast<double>(f.count) / Steps(r), f.median_ns,
-                                 static_cast<double>(f.stall_ns) / Steps(r), static_cast<double>(f.stalls) / Steps(r)});
+                                 static_cast<float>(static_cast<double>(f.stall_ns) / Steps(r)),
+                                 static_cast<float>(static_cast<double>(f.stalls) / Steps(r))});
     }
   }
 

@@ -87,8 +87,9 @@ struct FunctionValue {
   double value_ns = 0;       // time per step
   double calls = 0;          // calls per step
   int64_t per_call_ns = 0;   // median call
-  double stall_ns = 0;       // stalled calls' time beyond the p99 call, per step
-  double stalls = 0;         // stalled calls per step
+  // Floats: one value per function and rank, thousands of ranks (the reduce step's largest table).
+  float stall_ns = 0;        // stalled calls' time beyond the p99 call, per step
+  float stalls = 0;          // stalled calls per step
 
   // More of the same function on the same rank (another thread, another key merged into this
   // one): times, calls and stalls add up, the median call is the larger.
@@ -100,6 +101,7 @@ struct FunctionValue {
     stalls += more.stalls;
   }
 };
+static_assert(sizeof(FunctionValue) == 40, "FunctionValue is hot: one per function and rank");
 struct FunctionSamples {
   FunctionKind kind = FunctionKind::kKernel;
   std::string name;
