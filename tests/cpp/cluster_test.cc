@@ -999,6 +999,13 @@ TEST(Findings, CpuTimeNoSliceExplainsIsExtraWorkOfTheRank) {
   EXPECT_EQ(d->findings[0].subject_kind, "cpu_time");
   EXPECT_DOUBLE_EQ(d->findings[0].cost.added_ns, 9 * kMs);
   EXPECT_DOUBLE_EQ(d->findings[0].cost.saving_ns, 0);
+  // The same run time on a rank that waits 10 ms/step longer than its peers for their collectives:
+  // a host-side wait can poll on a CPU, so the excess is not a thread of its own.
+  std::vector<RankSummary> waiter = ranks;
+  for (StepSummary& st : waiter[3].steps) st.comm_exposed_ns += 10 * kMs;
+  auto waits = DiagnoseCluster(waiter, {});
+  ASSERT_TRUE(waits.ok());
+  for (const Finding& f : waits->findings) EXPECT_NE(f.subject_kind, "cpu_time");
   // The same CPU time in operations the trace records is theirs to show, at their level.
   ranks[3].host_compute_ns += 4 * 9 * kMs;
   auto recorded = DiagnoseCluster(ranks, {});

@@ -428,6 +428,16 @@ def test_calls_that_stalled_are_the_hosts_not_a_slower_function(run_rankscope):
     assert any(f["name"] == "aten::mul_" and f["rank"] == 2 for f in report["cluster"]["functions"])
 
 
+def test_a_clean_capture_has_no_finding(run_rankscope):
+    """The demo's job without its fault, captured through the daemon and `rankscope run`
+    (tests/data/cluster/clean_capture/README.md): rank 1 ran 2.1 ms/step more on a CPU than its
+    peers while waiting 5 ms/step longer for them, which is not CPU time of its own."""
+    report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "clean_capture")
+    run = {r["rank"]: r["cpu_sched"]["run_ns"] for r in report["ranks"]}
+    assert max(run, key=run.get) == 1 and run[1] > 1.09 * sorted(run.values())[1]
+    assert report["findings"] == []
+
+
 def test_a_checkpoint_every_third_step_is_costed_in_those_steps(run_rankscope):
     """Rank 0 writes eight checkpoint shards every third step (tests/data/cluster/checkpoint/
     README.md): named with its cost in the steps it stalls, not spread over every step."""

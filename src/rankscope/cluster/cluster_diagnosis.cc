@@ -120,8 +120,8 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
     if (d.replay.faithful()) BoundByReplay(graph, series, d.rank_numbers, &d.all_findings);
   }
   // Last: CPU time no trace shows has no cost to add to the others (unrecorded_cpu.h).
-  if (AddUnrecordedCpuFindings({&ranks, &d.cpu_wait, &d.hosts, &d.rank_numbers, rule, d.min_excess_ns, d.unit,
-                                JobStepNs(d.metrics)},
+  if (AddUnrecordedCpuFindings({&ranks, &d.cpu_wait, &d.hosts, &d.rank_numbers, &d.metrics, rule, d.min_excess_ns,
+                                d.unit, JobStepNs(d.metrics)},
                                &d.findings)) {
     RankFindings(&d.findings);
   }

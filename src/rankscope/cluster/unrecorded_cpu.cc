@@ -38,16 +38,18 @@ bool AddUnrecordedCpuFindings(const UnrecordedCpuInputs& in, std::vector<Finding
   }
   if (known.size() < 3) return false;
   const bool per_step = in.unit == "step";
-  std::vector<double> run, recorded, threads;
+  std::vector<double> run, recorded, threads, comm_wait;
   for (size_t i : known) {
     run.push_back(waits[i].run_ns);
     recorded.push_back(RecordedCpuNs(ranks[i], per_step));
     threads.push_back(static_cast<double>(ranks[i].cpu_sched.threads));
+    comm_wait.push_back(in.metrics && i < in.metrics->size() ? (*in.metrics)[i].comm_wait_ns : 0.0);
   }
   // From four ranks on each is tested against its peers (slow_ranks.h): with few ranks the tested
   // one widens the spread it is tested by.
   LeaveOneOutStats peers(run);
   const std::vector<double> recorded_sorted = Sorted(recorded), threads_sorted = Sorted(threads);
+  const std::vector<double> comm_wait_sorted = Sorted(comm_wait);
   const RobustStats all = ComputeRobustStats(run);
   const std::set<int64_t> named = RanksNamed(*findings);
   bool added = false;
@@ -60,6 +62,9 @@ bool AddUnrecordedCpuFindings(const UnrecordedCpuInputs& in, std::vector<Finding
     const double peers_recorded = MedianWithout(recorded_sorted, {recorded[k]});  // the others' median
     const double recorded_excess = recorded[k] - peers_recorded;
     if (recorded_excess >= 0.5 * excess) continue;  // its operations show it: the other rules' case
+    // Its longer wait for its peers may have run on a CPU (header): only the excess beyond it counts.
+    const double peers_comm_wait = MedianWithout(comm_wait_sorted, {comm_wait[k]});
+    if (excess - std::max(0.0, comm_wait[k] - peers_comm_wait) < in.min_excess_ns) continue;
     Finding f;
     f.kind = FindingKind::kExtraWork;
     f.severity = Severity::kInfo;
@@ -79,6 +84,7 @@ bool AddUnrecordedCpuFindings(const UnrecordedCpuInputs& in, std::vector<Finding
     e.Set("run_ns", run[k]).Set("peers_run_ns", against.median).Set("threshold_ns", in.rule.Threshold(against));
     e.Set("recorded_ns", recorded[k]).Set("peers_recorded_ns", peers_recorded);
     e.Set("threads", threads[k]).Set("peers_threads", MedianWithout(threads_sorted, {threads[k]}));
+    e.Set("comm_wait_ns", comm_wait[k]).Set("peers_comm_wait_ns", peers_comm_wait);
     e.Set("peers", static_cast<double>(known.size() - 1));
     f.evidence.push_back(std::move(e));
     f.next = {NextStepKind::kCompareFunction, f.subject, ""};
