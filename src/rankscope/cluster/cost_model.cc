@@ -29,18 +29,6 @@ int RankIndex(const std::vector<int64_t>& rank_numbers, int64_t rank) {
   return -1;
 }
 
-// The function a finding is about: its subject's evidence, else the first function it lists.
-const Evidence* LeadFunction(const Finding& f) {
-  if (f.ranks.empty()) return nullptr;
-  const Evidence* first = nullptr;
-  for (const Evidence& e : f.evidence) {
-    if (e.kind != EvidenceKind::kFunction || e.rank != f.ranks.front()) continue;
-    if (e.subject == f.subject) return &e;
-    if (!first) first = &e;
-  }
-  return f.subject.empty() ? first : nullptr;
-}
-
 // The number of steps that hold `excess_ns` per step of a rank's work when its excess over its
 // peers' median is concentrated in a few steps (the fewest steps, largest excess first, whose
 // excesses add up to the finding's total, within 10 %: the finding's excess is over the median
@@ -67,7 +55,7 @@ size_t StepsHoldingExcess(const StepSeries& series, uint32_t rank, double excess
 // The number of steps a function finding's lead function is called in, when the rank calls it in
 // fewer steps than there are (its calls per step times the steps, below the steps); else 0.
 size_t StepsCalledIn(const StepSeries& series, const Finding& f) {
-  const Evidence* lead = LeadFunction(f);
+  const Evidence* lead = f.LeadFunction();
   if (!lead) return 0;
   const double calls = std::round(lead->Get("calls") * static_cast<double>(series.steps()));
   return calls >= 1 && calls < static_cast<double>(series.steps()) ? static_cast<size_t>(calls) : 0;

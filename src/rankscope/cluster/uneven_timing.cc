@@ -34,21 +34,6 @@ std::vector<std::vector<const StepSummary*>> SharedSteps(const std::vector<RankS
   return table;
 }
 
-// The members whose work differs from the work most of them share (all when none is shared by most).
-std::vector<uint32_t> OwnWork(const std::vector<std::vector<const StepSummary*>>& table,
-                              const std::vector<uint32_t>& members) {
-  std::map<Work, size_t> count;
-  for (const auto& steps : table) ++count[WorkOf(*steps.front())];
-  const auto most = std::max_element(count.begin(), count.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
-  const bool shared_by_most = 2 * most->second > members.size();
-  std::vector<uint32_t> out;
-  for (size_t m = 0; m < members.size(); ++m) {
-    if (!shared_by_most || WorkOf(*table[m].front()) != most->first) out.push_back(members[m]);
-  }
-  return out;
-}
-
 // The work more than half of `works` share, if any.
 std::optional<Work> SharedByMost(const std::vector<Work>& works) {
   std::map<Work, size_t> count;
@@ -57,6 +42,19 @@ std::optional<Work> SharedByMost(const std::vector<Work>& works) {
     if (2 * n > works.size()) return work;
   }
   return std::nullopt;
+}
+
+// The members whose work differs from the work most of them share (all when none is shared by most).
+std::vector<uint32_t> OwnWork(const std::vector<std::vector<const StepSummary*>>& table,
+                              const std::vector<uint32_t>& members) {
+  std::vector<Work> works;
+  for (const auto& steps : table) works.push_back(WorkOf(*steps.front()));
+  const std::optional<Work> most = SharedByMost(works);
+  std::vector<uint32_t> out;
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (!most || works[m] != *most) out.push_back(members[m]);
+  }
+  return out;
 }
 
 // The steps (of `table`, [member][k]) whose slowest member ran work of its own: neither the work

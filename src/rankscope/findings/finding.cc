@@ -106,6 +106,17 @@ const Evidence* Finding::FindEvidence(EvidenceKind kind) const {
   return nullptr;
 }
 
+const Evidence* Finding::LeadFunction() const {
+  if (ranks.empty()) return nullptr;
+  const Evidence* first = nullptr;
+  for (const Evidence& e : evidence) {
+    if (e.kind != EvidenceKind::kFunction || e.rank != ranks.front()) continue;
+    if (e.subject == subject) return &e;
+    if (!first) first = &e;
+  }
+  return subject.empty() ? first : nullptr;
+}
+
 Finding AsMachineNote(const Finding& f, FindingKind kind) {
   Finding n;
   n.kind = kind;

@@ -144,6 +144,9 @@ struct Finding {
   NextStep next;
 
   const Evidence* FindEvidence(EvidenceKind kind) const;  // the first of that kind, or null
+  // The function it is about on its first rank: its subject's `function` evidence there, else,
+  // without a subject, the first function it lists there; null otherwise.
+  const Evidence* LeadFunction() const;
 };
 
 // `f` told again as a note about the machine of kind `kind` (cpu_contention, uneven_timing): the

@@ -114,15 +114,11 @@ std::string SlowGroupTitle(const Finding& f) {
 // function at most every other step (a checkpoint, a periodic evaluation, a stall): the per-step
 // average alone hides a stall the size of the call. Empty for a function called more often.
 std::string IntermittentWords(const Finding& f) {
-  if (f.ranks.size() != 1) return "";
-  for (const Evidence& e : f.evidence) {
-    if (e.kind != EvidenceKind::kFunction || e.subject != f.subject || e.rank != f.ranks.front()) continue;
-    const double calls = e.Get("calls");
-    if (calls <= 0 || calls > 0.5) return "";
-    return fmt::format(" ({} {}, one every {:.3g} {}s on average)", D(e.Get("per_call_ns")),
-                       f.subject_kind == "untraced" ? "a gap" : "a call", 1 / calls, f.cost.unit);
-  }
-  return "";
+  const Evidence* e = f.ranks.size() == 1 && !f.subject.empty() ? f.LeadFunction() : nullptr;
+  const double calls = e ? e->Get("calls") : 0;
+  if (calls <= 0 || calls > 0.5) return "";
+  return fmt::format(" ({} {}, one every {:.3g} {}s on average)", D(e->Get("per_call_ns")),
+                     f.subject_kind == "untraced" ? "a gap" : "a call", 1 / calls, f.cost.unit);
 }
 
 std::string SlowFunctionTitle(const Finding& f) {
