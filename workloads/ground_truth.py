@@ -46,7 +46,9 @@ median step time as measured by the job (wall clock of the profiled steps, the s
 view, which is every rank's in synchronous training; with --measure-steps N also the median of
 N unprofiled steps with the fault, `plain_step_ms`, and of N without it, `plain_fault_free_ms`,
 taken in interleaved blocks after the profiled steps: their difference is what fixing the fault
-saves, measured). One job for all scenarios: the process
+saves, measured; with --measure-profiled N the same pairs while the profiler records,
+`profiled_step_ms` and `profiled_fault_free_ms`: what fixing it saves in the run the trace shows).
+One job for all scenarios: the process
 start-up (torch import, rendezvous) is paid once, which matters on small CI machines.
 """
 
@@ -350,8 +352,12 @@ class Job:
     def profiled_steps(self, n):
         """Step times while the profiler records as it does for a scenario (nothing is written):
         shares of the step are shares of the step the traces show."""
-        with torch.profiler.profile(activities=self.activities(), record_shapes=True, with_stack=self.args.with_stack):
+        with self.profiler():
             return self.timed_steps(n)
+
+    def profiler(self):
+        """A profiler that records as the scenarios' does and writes nothing."""
+        return torch.profiler.profile(activities=self.activities(), record_shapes=True, with_stack=self.args.with_stack)
 
     def activities(self):
         activities = [torch.profiler.ProfilerActivity.CPU]
@@ -411,6 +417,16 @@ class Job:
                                                     block=STALL_EVERY + 1 if stall else 4)
             scenario["plain_step_ms"] = round(self.agreed_step_ms(with_fault, mean=stall), 3)
             scenario["plain_fault_free_ms"] = round(self.agreed_step_ms(without, mean=stall), 3)
+        if args.measure_profiled:
+            # The same pairs while the profiler records as it did for the trace (nothing is
+            # written): the saving in the run the trace shows. The profiler's own CPU time changes
+            # a contended host's timing (a sleep wakes later), so the two measurements tell the
+            # model's error from the observer's effect (bench/accuracy, round 15).
+            with self.profiler():
+                with_fault, without = self.paired_steps(scenario, args.measure_profiled,
+                                                        block=STALL_EVERY + 1 if stall else 4)
+            scenario["profiled_step_ms"] = round(self.agreed_step_ms(with_fault, mean=stall), 3)
+            scenario["profiled_fault_free_ms"] = round(self.agreed_step_ms(without, mean=stall), 3)
         dist.barrier()
 
     def paired_steps(self, scenario, n, block=4):
@@ -445,6 +461,9 @@ def main():
     p.add_argument("--settle-steps", type=int, default=3, help="unprofiled steps before each scenario")
     p.add_argument("--measure-steps", type=int, default=0,
                    help="unprofiled steps after each scenario whose median is its plain_step_ms")
+    p.add_argument("--measure-profiled", type=int, default=0,
+                   help="steps per scenario that measure its step time with and without the fault while the "
+                        "profiler records (profiled_step_ms, profiled_fault_free_ms)")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--with-stack", action="store_true")
     p.add_argument("--device-ms", type=float, default=0.0,

@@ -19,6 +19,8 @@ What counts (docs/cluster.md, "Accuracy"):
     is inside autograd's AccumulateGrad (NO_STACK_PATTERNS);
   * what-if: the top finding's cost (estimated saving per step) against the measured saving,
     the faulty run's step time minus the fault-free run's (both as the reports measure them);
+    run_accuracy.py also sets it against the saving measured while the profiler records (the
+    run the trace shows), which tells the model's error from the profiler's effect on the job;
   * two faults at once (truth "faults": each kind on its ranks): rank and function are right when
     the first two findings about ranks name each fault's rank alone and its function; the what-if
     is the report's saving for fixing every finding together (`cluster.what_if_findings`) against
