@@ -357,8 +357,9 @@ def main():
     # resolve 30 % of a 5 % fault (the ranks' step-to-step spread is 3-10 ms on a shared 2-core
     # machine; docs/cluster.md, "Accuracy", round 4); with 64 + 64 measured steps the reference does
     # not either: two measurements of the same fault's saving differed by up to 2 ms, a clean run's
-    # halves by 0.8 ms (median), against 0.1 ms with 320 + 320 (round 15). The default run takes
-    # about 80 minutes on a 2-core machine; `--measure-steps 64` a third of that, for 10 % and up.
+    # halves by 0.8 ms (median), against 0.1 ms with 320 + 320 (round 15). Time: 4 ranks, 21
+    # scenarios at 320 + 320 took 23 minutes on the 2-core machine (about a minute a scenario, most of
+    # it measuring); `--measure-steps 64` is enough from 10 % up.
     p.add_argument("--steps", type=int, default=24, help="profiled steps per scenario of the CPU runs")
     p.add_argument("--batch-size", type=int, default=4)
     p.add_argument("--model", default="mlp", help="the CPU runs' model (workloads/ground_truth.py --model)")
