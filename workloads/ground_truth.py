@@ -412,22 +412,25 @@ class Job:
         if args.measure_steps:
             # What fixing the fault saves, measured without the profiler (bench/accuracy): the
             # step time with the fault and without it, in interleaved blocks, so that a drift of
-            # the machine's load moves both alike. A stall's blocks hold STALL_EVERY counted steps.
-            with_fault, without = self.paired_steps(scenario, args.measure_steps,
-                                                    block=STALL_EVERY + 1 if stall else 4)
-            scenario["plain_step_ms"] = round(self.agreed_step_ms(with_fault, mean=stall), 3)
-            scenario["plain_fault_free_ms"] = round(self.agreed_step_ms(without, mean=stall), 3)
+            # the machine's load moves both alike.
+            scenario["plain_step_ms"], scenario["plain_fault_free_ms"] = self.measured_pair(
+                scenario, args.measure_steps, stall)
         if args.measure_profiled:
             # The same pairs while the profiler records as it did for the trace (nothing is
             # written): the saving in the run the trace shows. The profiler's own CPU time changes
             # a contended host's timing (a sleep wakes later), so the two measurements tell the
             # model's error from the observer's effect (bench/accuracy, round 15).
             with self.profiler():
-                with_fault, without = self.paired_steps(scenario, args.measure_profiled,
-                                                        block=STALL_EVERY + 1 if stall else 4)
-            scenario["profiled_step_ms"] = round(self.agreed_step_ms(with_fault, mean=stall), 3)
-            scenario["profiled_fault_free_ms"] = round(self.agreed_step_ms(without, mean=stall), 3)
+                scenario["profiled_step_ms"], scenario["profiled_fault_free_ms"] = self.measured_pair(
+                    scenario, args.measure_profiled, stall)
         dist.barrier()
+
+    def measured_pair(self, scenario, n, stall):
+        """The agreed step time (ms) with the fault and without it over n paired steps each; a
+        stall's blocks hold STALL_EVERY counted steps, and its steps are averaged."""
+        with_fault, without = self.paired_steps(scenario, n, block=STALL_EVERY + 1 if stall else 4)
+        return (round(self.agreed_step_ms(with_fault, mean=stall), 3),
+                round(self.agreed_step_ms(without, mean=stall), 3))
 
     def paired_steps(self, scenario, n, block=4):
         """n steps with the scenario's fault and n without, in alternating blocks of `block`;

@@ -263,11 +263,12 @@ def pct(n, d):
     return f"{100 * n / d:.0f}% ({n}/{d})" if d else "-"
 
 
-def within_profiled(rows):
-    """The what-if against the saving measured while the profiler records, where it was."""
-    wi = [r for r in rows if r.get("costed") and (r.get("profiled_saving_ns") or 0) > 0]
-    return pct(sum(1 for r in wi if abs(r.get("estimated_saving_ns", 0) - r["profiled_saving_ns"]) <=
-                   0.3 * r["profiled_saving_ns"]), len(wi))
+def within(rows, measured="measured_saving_ns", noise_ns=0.0):
+    """Costed faults with a positive measured saving (`measured`: the plain or the profiled one)
+    whose estimate is within 30 % of it, or within `noise_ns`: (within, of)."""
+    wi = [r for r in rows if r.get("costed") and (r.get(measured) or 0) > 0]
+    return sum(1 for r in wi if abs(r.get("estimated_saving_ns", 0) - r[measured]) <=
+               max(0.3 * r[measured], noise_ns)), len(wi)
 
 
 def print_table(rows, markdown=None):
@@ -309,16 +310,11 @@ def print_table(rows, markdown=None):
         sel = [r for r in rows if r["kind"] != "clean" and r["magnitude"] == mag and src in ("all", r["source"])]
         if not sel:
             continue
-        wi = [r for r in sel if r.get("costed") and r.get("measured_saving_ns") and r["measured_saving_ns"] > 0]
-        def error(r):
-            return abs(r.get("estimated_saving_ns", 0) - r["measured_saving_ns"])
-        within = sum(1 for r in wi if error(r) <= 0.3 * r["measured_saving_ns"])
-        resolved = pct(sum(1 for r in wi if error(r) <= max(0.3 * r["measured_saving_ns"], 2 * noise)), len(wi)) \
-            if noise is not None else "-"
+        resolved = pct(*within(sel, noise_ns=2 * noise)) if noise is not None else "-"
         lines.append(f"| {src} | {mag} | {len(sel)} | {pct(sum(r['rank_ok'] for r in sel), len(sel))} | "
                      f"{pct(sum(r['function_ok'] for r in sel), len(sel))} | "
-                     f"{pct(sum(bool(r.get('table_ok')) for r in sel), len(sel))} | {pct(within, len(wi))} | "
-                     f"{resolved} | {within_profiled(sel)} |")
+                     f"{pct(sum(bool(r.get('table_ok')) for r in sel), len(sel))} | {pct(*within(sel))} | "
+                     f"{resolved} | {pct(*within(sel, 'profiled_saving_ns'))} |")
     lines.append("")
     for src in sources:
         cleans = [r for r in rows if r["kind"] == "clean" and r["source"] == src]
