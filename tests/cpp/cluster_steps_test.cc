@@ -272,17 +272,39 @@ TEST(CostModel, ASlowFunctionOfAFewStepsIsCostedInThoseSteps) {
   for (size_t i : {1u, 5u}) s.local_ns[2][i] += 15 * kMs;  // rank 12: long in two steps
   std::vector<Finding> findings = {SlowFunction(13, 18 * kMs, 0.3, 4 * kMs),
                                    SlowFunction(12, 3 * kMs, 1.0, 2.5 * kMs)};
-  CostIntermittentFunctions(s, {10, 11, 12, 13}, 120 * kMs, &findings);
+  CostSlowFunctionsByStep(s, {10, 11, 12, 13}, 120 * kMs, 2 * kMs, &findings);
   EXPECT_GT(findings[0].cost.saving_ns, 17 * kMs);
   EXPECT_LE(findings[0].cost.saving_ns, 18 * kMs);
   EXPECT_EQ(findings[0].severity, Severity::kCritical);
   const Evidence* per_step = findings[0].FindEvidence(EvidenceKind::kWhatIf);
   ASSERT_NE(per_step, nullptr);
   EXPECT_EQ(per_step->detail, "per_step");
-  // A function called in every step keeps the median what-if's cost, even where the rank's steps
-  // hold its excess in a few (rank 12: as likely the noise of a small excess).
-  EXPECT_DOUBLE_EQ(findings[1].cost.saving_ns, 2.5 * kMs);
-  EXPECT_EQ(findings[1].FindEvidence(EvidenceKind::kWhatIf), nullptr);
+  // A function the peers run too, called in every step, loses its excess in every step, not in the
+  // few steps where its rank is long (rank 12: as likely the noise of a small excess): 3 ms off
+  // steps 1 and 5, where rank 12 sets the pace, is 0.6 ms/step; the median what-if said 2.5, the
+  // two long steps alone would say 3. Below the minimum cost (2 ms) it stays, as information.
+  EXPECT_DOUBLE_EQ(findings[1].cost.saving_ns, 0.6 * kMs);
+  EXPECT_EQ(findings[1].severity, Severity::kInfo);
+  ASSERT_NE(findings[1].FindEvidence(EvidenceKind::kWhatIf), nullptr);
+}
+
+TEST(CostModel, AFunctionSlowerInEveryStepCostsTheStepsWhereItsRankArrivesLast) {
+  // Rank 12's function is 10 ms slower in every step; the median what-if takes the 10 ms off its
+  // median step. Rank 11 is 15 ms slower in the odd steps for reasons of its own: there the job
+  // waits for rank 11 with or without the fix, so fixing rank 12 saves about 10 ms in half the
+  // steps. On 6 ranks of a busy host a 5 % fault (4 ms) was costed 3.7-4.5 ms/step the median way
+  // and saved 1.4-3.2 ms measured (docs/cluster.md, "Accuracy", round 16).
+  StepSeries s = Series(4, 10);
+  for (size_t i = 0; i < 10; ++i) s.local_ns[2][i] += 10 * kMs;
+  for (size_t i = 1; i < 10; i += 2) s.local_ns[1][i] += 15 * kMs;
+  std::vector<Finding> findings = {SlowFunction(12, 10 * kMs, 1.0, 10 * kMs)};
+  CostSlowFunctionsByStep(s, {10, 11, 12, 13}, 110 * kMs, 2 * kMs, &findings);
+  EXPECT_GT(findings[0].cost.saving_ns, 4 * kMs);
+  EXPECT_LT(findings[0].cost.saving_ns, 5.5 * kMs);
+  EXPECT_EQ(findings[0].severity, Severity::kWarning);
+  const Evidence* per_step = findings[0].FindEvidence(EvidenceKind::kWhatIf);
+  ASSERT_NE(per_step, nullptr);
+  EXPECT_EQ(per_step->detail, "per_step");
 }
 
 TEST(CostModel, FixingEveryFindingAtOnceSavesWhatNoneSavesAlone) {

@@ -490,7 +490,7 @@ def test_a_stall_every_fourth_step_is_costed_in_its_steps_and_replayed(run_ranks
     """Rank 1 sleeps 40 ms before every fourth step (tests/data/cluster/stall_every_fourth/README.md).
     The ranks' median steps hardly see it: the median what-if said 4.2 ms/step; in the steps that
     hold it every peer waits, and the cost is most of its 9.6 ms/step (cluster/cost_model.h,
-    CostIntermittentFunctions). gloo ran the step's two all-reduces on two threads and rank 2's
+    CostSlowFunctionsByStep). gloo ran the step's two all-reduces on two threads and rank 2's
     spans started in the other order than its peers': the replay was refused as a cycle."""
     report = analyze(run_rankscope, REPO / "tests" / "data" / "cluster" / "stall_every_fourth")
     top = report["findings"][0]

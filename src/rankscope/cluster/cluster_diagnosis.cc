@@ -86,7 +86,7 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   const std::vector<SlowerOps> slower_ops = FindSlowerOps(functions, ranks);
   std::vector<FunctionSamples>().swap(functions);
   CostExtraWork(series, d.arrival, d.rank_numbers, step_ns, d.min_excess_ns, &d.findings);
-  CostIntermittentFunctions(series, d.rank_numbers, step_ns, &d.findings);
+  CostSlowFunctionsByStep(series, d.rank_numbers, step_ns, d.min_excess_ns, &d.findings);
   // Parallelism-aware comparison (issue 16): its own file; it replaces the job-wide findings
   // that compared ranks of different pipeline stages.
   d.parallel = FindParallelProblems({&ranks, &d.metrics, &d.layout, rule, d.unit, d.min_excess_ns,

@@ -62,11 +62,14 @@ size_t StepsCalledIn(const StepSeries& series, const Finding& f) {
 }
 
 // The number of steps that hold a function finding's excess on `rank`: those it is called in
-// (StepsCalledIn), or the few steps whose excess adds up to it (StepsHoldingExcess); 0 when it runs
-// in most steps.
+// (StepsCalledIn), or, for work the peers do not do, the few steps whose excess adds up to it
+// (StepsHoldingExcess); 0 when it runs in most steps. A function the peers run too, slower on the
+// rank, is read by its calls only: its excess in every step is a few milliseconds inside the
+// ranks' step-to-step spread, and a few long steps of the rank's are as often that spread (a
+// clean run's oversleeping emulated device: 2.2 ms/step spread over every step, 2.7 in the few).
 size_t IntermittentSteps(const StepSeries& series, const Finding& f, uint32_t rank) {
   if (const size_t k = StepsCalledIn(series, f); k > 0) return k;
-  return StepsHoldingExcess(series, rank, f.cost.added_ns);
+  return f.kind == FindingKind::kSlowFunction ? 0 : StepsHoldingExcess(series, rank, f.cost.added_ns);
 }
 
 // The per-rank reduction a finding stands for, or empty when the finding does not say.
@@ -136,11 +139,12 @@ bool HeldByAnother(const Finding& f, const std::vector<Finding>& findings) {
 }
 
 // A function finding costed step by step: its saving, severity and `per_step` what-if evidence.
-void SetPerStepCost(const WhatIf& w, size_t steps, Finding* f) {
+// Below `min_excess_ns` a costed finding is information, as a slow rank is (CostSlowGroupsByStep).
+void SetPerStepCost(const WhatIf& w, size_t steps, double min_excess_ns, Finding* f) {
   f->cost.saving_ns = w.saving_ns;
   f->cost.step_ns = w.step_ns;
   f->cost.estimated_step_ns = w.estimated_step_ns;
-  f->severity = w.saving_ns <= 0                                                  ? Severity::kInfo
+  f->severity = w.saving_ns <= 0 || w.saving_ns < min_excess_ns                  ? Severity::kInfo
                 : w.step_ns > 0 && w.saving_ns >= kCriticalStepShare * w.step_ns ? Severity::kCritical
                                                                                   : Severity::kWarning;
   Evidence e;
@@ -323,25 +327,21 @@ void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, con
     const WhatIf w = WhatIfByStep(series, after, step_ns);
     if (w.saving_ns < min_excess_ns) continue;
     f.cost.method = CostMethod::kWhatIfFaster;
-    SetPerStepCost(w, series.steps(), &f);
+    SetPerStepCost(w, series.steps(), min_excess_ns, &f);
   }
 }
 
-void CostIntermittentFunctions(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
-                                std::vector<Finding>* findings) {
+void CostSlowFunctionsByStep(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
+                             double min_excess_ns, std::vector<Finding>* findings) {
   if (series.steps() == 0 || series.ranks() < 2 || series.ranks() != rank_numbers.size()) return;
   for (Finding& f : *findings) {
     if (f.kind != FindingKind::kSlowFunction || f.cost.method != CostMethod::kWhatIfFaster || f.ranks.size() != 1) {
       continue;
     }
     const int rank = RankIndex(rank_numbers, f.ranks.front());
-    // Called in fewer steps than there are: a function called in every step whose excess the rank's
-    // steps show in a few (StepsHoldingExcess) is as often the step-to-step noise of a small excess
-    // (a clean run's oversleeping emulated device: 2.2 ms/step by the median what-if, 2.7 step by
-    // step), which the median what-if states better.
-    if (rank < 0 || f.cost.added_ns <= 0 || StepsCalledIn(series, f) == 0) continue;
+    if (rank < 0 || f.cost.added_ns <= 0) continue;
     SetPerStepCost(WhatIfByStep(series, ReductionOf(series, f, static_cast<uint32_t>(rank)), step_ns), series.steps(),
-                   &f);
+                   min_excess_ns, &f);
   }
 }
 
