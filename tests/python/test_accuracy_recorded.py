@@ -98,9 +98,14 @@ def test_clean_runs(run_rankscope):
     assert analyze(run_rankscope, "clean-b")["findings"] == []
     # Known residual (docs/cluster.md, "Accuracy"): in clean-a rank 3's emulated-device sleep
     # overslept in forward in most steps; it is named as a small function-level finding, never
-    # as a slow rank or node, and costs under 3 % of the step.
+    # as a slow rank or node, and costs under 3 % of the step. Its 3 ms/step excess is costed step
+    # by step (cluster/cost_model.h, CostSlowFunctionsByStep): rank 3 is the last to arrive in few
+    # steps, so fixing it saves 1.2 ms/step, under the minimum cost: information, not a warning
+    # (the median what-if had said 2.2 ms/step, a warning).
     report = analyze(run_rankscope, "clean-a")
     step = report["cluster"]["step_ns"]
     for f in report["findings"]:
         assert f["kind"] not in ("slow_rank", "slow_node")
-        assert f["cost"]["saving_ns"] < 0.03 * step
+        assert f["cost"]["saving_ns"] < 0.02 * step
+        assert f["severity"] == "info"
+        assert "per_step" in [e.get("detail") for e in f["evidence"] if e["kind"] == "what_if"]
