@@ -243,6 +243,13 @@ TEST(CostModel, AFunctionCalledInSomeStepsIsCostedInThoseSteps) {
                    WhatIfByStep(most, WithoutExcess(most, 3, 12.6 * kMs), 120 * kMs).saving_ns);
 }
 
+// The finding carries the step-by-step what-if evidence (SetPerStepCost's).
+void ExpectPerStepWhatIf(const Finding& f) {
+  const Evidence* per_step = f.FindEvidence(EvidenceKind::kWhatIf);
+  ASSERT_NE(per_step, nullptr);
+  EXPECT_EQ(per_step->detail, "per_step");
+}
+
 // A slow_function finding as the median what-if costs it (findings.cc): `saving_ns` from the
 // ranks' median local times, which a stall in a few steps seldom moves.
 Finding SlowFunction(int64_t rank, double added_ns, double calls, double saving_ns) {
@@ -276,9 +283,7 @@ TEST(CostModel, ASlowFunctionOfAFewStepsIsCostedInThoseSteps) {
   EXPECT_GT(findings[0].cost.saving_ns, 17 * kMs);
   EXPECT_LE(findings[0].cost.saving_ns, 18 * kMs);
   EXPECT_EQ(findings[0].severity, Severity::kCritical);
-  const Evidence* per_step = findings[0].FindEvidence(EvidenceKind::kWhatIf);
-  ASSERT_NE(per_step, nullptr);
-  EXPECT_EQ(per_step->detail, "per_step");
+  ExpectPerStepWhatIf(findings[0]);
   // A function the peers run too, called in every step, loses its excess in every step, not in the
   // few steps where its rank is long (rank 12: as likely the noise of a small excess): 3 ms off
   // steps 1 and 5, where rank 12 sets the pace, is 0.6 ms/step; the median what-if said 2.5, the
@@ -302,9 +307,7 @@ TEST(CostModel, AFunctionSlowerInEveryStepCostsTheStepsWhereItsRankArrivesLast) 
   EXPECT_GT(findings[0].cost.saving_ns, 4 * kMs);
   EXPECT_LT(findings[0].cost.saving_ns, 5.5 * kMs);
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
-  const Evidence* per_step = findings[0].FindEvidence(EvidenceKind::kWhatIf);
-  ASSERT_NE(per_step, nullptr);
-  EXPECT_EQ(per_step->detail, "per_step");
+  ExpectPerStepWhatIf(findings[0]);
 }
 
 TEST(CostModel, FixingEveryFindingAtOnceSavesWhatNoneSavesAlone) {
