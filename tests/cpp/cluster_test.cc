@@ -928,7 +928,9 @@ TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
   EXPECT_EQ(d->findings[0].kind, FindingKind::kSlowFunction);
   EXPECT_EQ(d->findings[0].subject, "gemm");
   EXPECT_EQ(d->findings[0].subject_kind, "kernel");
-  EXPECT_DOUBLE_EQ(d->findings[0].cost.saving_ns, 4 * kMs);
+  // GPU work, costed by the replay (gpu_work_cost.h): within the microseconds by which this
+  // job's ranks arrive apart (1 us per rank).
+  EXPECT_NEAR(d->findings[0].cost.saving_ns, 4 * kMs, 0.01 * kMs);
   // The same kernel slower on a rank whose own time per step is not above its peers' (the
   // rank lost nothing overall): timing noise, no finding — the anomaly table keeps the row.
   for (int r = 0; r < 6; ++r) ranks[r].kernels.rows[0].in_window_ns = 4 * (r == 1 ? 9 : 5) * kMs;

@@ -2,6 +2,7 @@
 
 #include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/cpu_contention.h"
+#include "rankscope/cluster/gpu_work_cost.h"
 #include "rankscope/cluster/host_outliers.h"
 #include "rankscope/cluster/replay_bound.h"
 #include "rankscope/cluster/significance.h"
@@ -99,7 +100,11 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
     CostByReplay(graph, d.rank_numbers, d.min_excess_ns, &d.parallel.findings);
     // Elsewhere the per-step costs stand, within what the replay says the ranks could save where
     // the ranks' steps do not line up (replay_bound.h).
-    if (!d.layout.has_pipeline()) BoundByReplay(graph, series, d.rank_numbers, d.min_excess_ns, &d.findings);
+    if (!d.layout.has_pipeline()) {
+      BoundByReplay(graph, series, d.rank_numbers, d.min_excess_ns, &d.findings);
+      // GPU work is costed where its delay shows: at the collectives (gpu_work_cost.h).
+      CostGpuWorkByReplay({&graph, &d.replay, &ranks, &d.hosts, &d.rank_numbers, d.min_excess_ns}, &d.findings);
+    }
   }
   MergeParallelFindings(d.layout, d.parallel, &d.findings);
   // MergeParallelFindings ranks the findings. A step-to-step imbalance that the ranks' wait for a

@@ -552,6 +552,26 @@ ReplayWhatIf StepGraph::RanksLikePeers(const std::vector<uint32_t>& fixed) const
   return w;
 }
 
+ReplayWhatIf StepGraph::RanksWithoutExcess(const std::vector<uint32_t>& fixed,
+                                           const std::vector<double>& excess_ns) const {
+  if (!built() || fixed.size() != excess_ns.size()) return {};
+  Segments segments = MeasuredSegments();
+  for (size_t k = 0; k < fixed.size(); ++k) {
+    const uint32_t r = fixed[k];
+    if (r >= chains_.size() || excess_ns[k] <= 0) continue;
+    const Chain& ch = chains_[r];
+    std::vector<double>& own = segments[r];
+    double over = 0;  // the rank's time above its peers', over the window
+    for (size_t i = 0; i < ch.peer_ns.size(); ++i) over += own[i] - LikePeer(own[i], ch.peer_ns[i]);
+    if (over <= 0) continue;
+    const double share = std::min(1.0, excess_ns[k] * static_cast<double>(steps_) / over);
+    for (size_t i = 0; i < ch.peer_ns.size(); ++i) own[i] -= share * (own[i] - LikePeer(own[i], ch.peer_ns[i]));
+  }
+  ReplayWhatIf w = WhatIf("rank", segments, NoTransferCaps());
+  if (fixed.size() == 1 && fixed.front() < rank_numbers_.size()) w.rank = rank_numbers_[fixed.front()];
+  return w;
+}
+
 // The stage of the other end of a point-to-point `op` ("send" or "recv") at `link` of rank `r`'s
 // chain; -1 when the link is not one.
 int64_t StepGraph::PeerStage(uint32_t r, size_t link, std::string_view op) const {

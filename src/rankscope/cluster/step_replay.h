@@ -106,6 +106,11 @@ class StepGraph {
   StepReplay Summarize() const;
   // `fixed` (rank indices) no slower than their stage peers, segment by segment.
   ReplayWhatIf RanksLikePeers(const std::vector<uint32_t>& fixed) const;
+  // Part of ranks' excess removed: `excess_ns[i]` per step off rank `fixed[i]`'s segments where they
+  // exceed their peers' median, in proportion to what each exceeds by and never below the median
+  // (all of it: RanksLikePeers). The graph does not know which operation a segment's time went
+  // to, only where the rank was slower than its peers; a function's excess is taken from there.
+  ReplayWhatIf RanksWithoutExcess(const std::vector<uint32_t>& fixed, const std::vector<double>& excess_ns) const;
   // `stage`'s forward, backward and other compute each scaled to the other stages' median of the
   // same (no change when the stage is not slower in all).
   // With `workers_first` (rank indices), those ranks are made like their stage peers first and the

@@ -393,6 +393,10 @@ std::string WhatIfSentence(const Evidence& e, const Finding& f) {
   const char* its = one ? "its" : "their";
   if (e.detail == "replay") return fmt::format("replayed with {} operations like {} peers' median: {}", its, its, numbers);
   if (e.detail == "previous_estimate") return "estimated before the replay: " + numbers;
+  if (e.detail == "replay_excess") {
+    return fmt::format("replayed with {} excess taken off {} work where it was slower than {} peers' median: {}", its,
+                       its, its, numbers);
+  }
   if (e.detail == "replay_bound") {
     return fmt::format("the replayed steps bound it: with {} operations like {} peers' median, {}, below the "
                        "per-step estimate of {}{}",
