@@ -13,6 +13,8 @@ which, on every rank,
     distributedInfo.pg_config and in the collectives' "Process Group Ranks"/"Group size" args);
   * host_name is node00, node01, ... (--ranks-per-host ranks each; 0: no host name, so every
     rank is its own clock domain);
+  * the GPU activities run on the rank's own device of its host (its place there: ranks 0-3 of a
+    host of 4 on devices 0-3), as on a multi-GPU node; without hosts on the source's device;
   * the clock is off by the host's (or, without hosts, the rank's) --clock-offsets-us entry: it
     is added to baseTimeNanoseconds, so every absolute time of that rank moves by it exactly;
 
@@ -53,6 +55,8 @@ COMM = re.compile(r"nccl|rccl", re.IGNORECASE)
 
 # Filled before the worker processes fork (so the big event texts are not pickled per task).
 SHARED = {}
+# The GPU activities' device in the shared event texts, replaced per rank by its device on its host.
+DEVICE = "@rankscope-device@"
 
 
 def to_ns(value):
@@ -162,6 +166,8 @@ def shifted_events(events, base, new_base, shifts, slow_rank, args, grid):
             if "Group size" in a:
                 a["Group size"] = args.ranks
             e["args"] = a
+        if isinstance(a, dict) and e.get("cat") in GPU_ACTIVITY and "device" in a:
+            e["args"] = dict(a, device=DEVICE)  # each rank's own, filled in by write_rank
         out.append(e)
     return out
 
@@ -174,6 +180,12 @@ def jsonable(value):
 
 def host_of(rank, per_host):
     return f"node{rank // per_host:02d}" if per_host > 0 else None
+
+
+def device_of(rank, args):
+    """A rank's GPU: its place on its host (ranks of a host each have their own GPU), or the
+    source's device when there are no hosts."""
+    return rank % args.ranks_per_host if args.ranks_per_host > 0 else SHARED["source_device"]
 
 
 def offset_ns(rank, args):
@@ -201,6 +213,7 @@ def write_rank(rank):
     args, doc, new_base = SHARED["args"], SHARED["doc"], SHARED["new_base"]
     events = SHARED["slow_events"] if rank in args.slow_ranks else SHARED["fast_events"]
     head = json.dumps(header(doc, rank, args, new_base), default=jsonable)
+    events = events.replace(json.dumps(DEVICE), str(device_of(rank, args)))
     text = head[:-1] + (", " if len(head) > 2 else "") + '"traceEvents": ' + events + "}"
     path = os.path.join(args.out, f"rank{rank}.pt.trace.json.gz")
     with open(path + ".tmp", "wb") as f:
@@ -271,7 +284,9 @@ def main(argv=None):
     grid = [int(x) for x in args.slow_grid.split(",")] if args.slow_grid else None
     shifts = build_shifts(events, base, args, grid)
     os.makedirs(args.out, exist_ok=True)
-    SHARED.update(args=args, doc=doc, new_base=new_base)
+    devices = [e["args"]["device"] for e in events
+               if e.get("cat") in GPU_ACTIVITY and "device" in (e.get("args") or {})]
+    SHARED.update(args=args, doc=doc, new_base=new_base, source_device=devices[0] if devices else 0)
     SHARED["fast_events"] = json.dumps(shifted_events(events, base, new_base, shifts["fast"], False, args, grid),
                                        default=jsonable, separators=(",", ":"))
     SHARED["slow_events"] = (json.dumps(shifted_events(events, base, new_base, shifts["slow"], True, args, grid),

@@ -316,6 +316,44 @@ def test_synthetic_slow_kernel_below_the_straggler_margin(shared_dir, run_ranksc
     assert not any(r["slow"] for r in report["cluster"]["ranks"])
 
 
+def test_synthetic_kernel_slowed_over_its_shapes_is_costed_where_its_gpu_delay_shows(shared_dir, run_rankscope,
+                                                                                      tmp_path):
+    """A GEMM 3.5x slower in all 13 launch shapes on rank 3 (the accuracy benchmark's shapes-10%,
+    from the V100 trace whose host runs ahead of its GPU): costed by the replay, within 15 % of the
+    injected delay (cluster/gpu_work_cost.h). Before: 8.45 ms/step by the host's steps, 27 % low."""
+    out = tmp_path / "set"
+    truth_file = tmp_path / "set.truth.json"
+    subprocess.run([sys.executable, str(REPO / "tools/make_synthetic_ranks.py"),
+                    str(shared_dir / "traces/hta/trace_diff_test_v100/test.json.gz"), str(out), "--truth",
+                    str(truth_file), "--ranks", "8", "--ranks-per-host", "2", "--clock-offsets-us",
+                    "0,1500.25,-800.5,42", "--slow-kernel", "volta_sgemm_128x32_nt", "--slow-factor", "3.5",
+                    "--slow-ranks", "3"],
+                   check=True, capture_output=True, timeout=600)
+    truth = json.loads(truth_file.read_text())
+    injected = truth["injected_per_step_ns"]
+    assert truth["kernel"]["shapes"] == 13 and injected == pytest.approx(11.6 * MS, rel=0.01)
+    report = analyze(run_rankscope, out)
+    top = report["findings"][0]
+    assert top["kind"] == "slow_function" and top["ranks"] == [3]
+    assert top["subject"] == {"kind": "kernel", "name": "volta_sgemm_128x32_nt", "detail": ""}
+    (function,) = [e for e in evidence(top, "function") if e["rank"] == 3]
+    assert function["values"]["excess_ns"] == pytest.approx(injected, rel=0.01)
+    what_if = {e["detail"]: e["values"]["saving_ns"] for e in evidence(top, "what_if")}
+    assert top["cost"]["saving_ns"] == what_if["replay_excess"]
+    assert top["cost"]["saving_ns"] == pytest.approx(injected, rel=0.15)
+    assert what_if["per_step"] < 0.75 * injected  # the host's steps: the estimate it had
+
+
+def test_gpu_work_on_a_shared_gpu_keeps_its_per_step_cost(shared_dir, run_rankscope):
+    """Three ranks on one H100 (gpu_h100/devKernel): rank 0's extra GEMMs slow its peers through
+    the GPU they share, which the replay cannot see; the per-step estimate stands."""
+    report = analyze(run_rankscope, shared_dir / "traces" / "gpu_h100" / "devKernel")
+    top = report["findings"][0]
+    assert top["ranks"] == [0] and top["subject"]["kind"] == "kernel"
+    what_if = {e["detail"]: e["values"]["saving_ns"] for e in evidence(top, "what_if")}
+    assert "replay_excess" not in what_if and top["cost"]["saving_ns"] == what_if["per_step"]
+
+
 def test_synthetic_healthy_set_has_offsets_and_no_finding(shared_dir, run_rankscope, tmp_path):
     truth = make_set(shared_dir, tmp_path / "set", "--ranks", 4, "--ranks-per-host", 1,
                      "--clock-offsets-us", "0,12.5,-7000,900000.001")
