@@ -17,7 +17,7 @@
 // ranks that time-share a GPU slow each other through it, which the replay, keeping every other
 // segment as measured, cannot see — as an oversubscribed CPU (replay_bound.h). There the per-step
 // estimate stands (the H200 accuracy rows, four ranks on one GPU: extra GEMMs on one rank were
-// already costed below what removing them saved).
+// mostly costed below what removing them saved already: 4.9 / 5.9, 5.7 / 9.5, 7.2 / 11.8 ms).
 //
 // Measured on the semi-synthetic sets (bench/accuracy, `shapes-*`: one GEMM slowed by a factor
 // over its 13 launch shapes on one rank; exact saving 5.71 / 11.60 ms/step): per step 4.16 / 8.45,
