@@ -21,6 +21,9 @@ which, on every rank,
 and on the --slow-ranks, every instance of the chosen kernel (name contains --slow-kernel, and
 grid equals --slow-grid when given) runs --slow-extra-us longer, or --slow-factor times as long
 (then every launch shape of the kernel is slowed in proportion: a slowdown spread over shapes).
+With --extra-kernel NAME the slowed instances keep their duration and each is followed on its
+stream by a kernel NAME that runs for the extra time instead: work only the slow ranks do (extra
+GEMMs a rank launches), with the same timing.
 
 How the slowdown propagates (the model the expected answers follow). On a slow rank, every GPU
 event after a slowed kernel ends that much later (a stream runs its work in order). The other
@@ -140,7 +143,7 @@ def shifted_events(events, base, new_base, shifts, slow_rank, args, grid):
     on_gpu = gpu_tracks(events)
     out = []
     for e in events:
-        e = dict(e)
+        e, added = dict(e), None
         if "ts" in e and isinstance(e["ts"], (int, Decimal)):
             t = base + to_ns(e["ts"])
             dur = to_ns(e["dur"]) if isinstance(e.get("dur"), (int, Decimal)) else None
@@ -152,6 +155,9 @@ def shifted_events(events, base, new_base, shifts, slow_rank, args, grid):
                         end = t + dur + shift(t + dur)  # waits until the collective ends everywhere
                     elif slow_rank and args.slow_kernel and is_slowed(e, args.slow_kernel, grid):
                         end = start + dur + extra_ns(e, args)
+                        if args.extra_kernel:
+                            added = extra_kernel(e, start + dur - new_base, extra_ns(e, args), args)
+                            end = start + dur
                     else:
                         end = start + dur
                 else:
@@ -169,7 +175,19 @@ def shifted_events(events, base, new_base, shifts, slow_rank, args, grid):
         if isinstance(a, dict) and e.get("cat") in GPU_ACTIVITY and "device" in a:
             e["args"] = dict(a, device=DEVICE)  # each rank's own, filled in by write_rank
         out.append(e)
+        if added:
+            out.append(added)
     return out
+
+
+def extra_kernel(after, ts_ns, dur_ns, args):
+    """A kernel --extra-kernel that runs `dur_ns` from `ts_ns` (relative ns) on `after`'s stream,
+    launched by no traced CPU op."""
+    a = {k: v for k, v in (after.get("args") or {}).items() if k not in ("External id", "correlation")}
+    if "device" in a:
+        a["device"] = DEVICE
+    return {"ph": "X", "cat": after["cat"], "name": args.extra_kernel, "pid": after.get("pid"),
+            "tid": after.get("tid"), "ts": from_ns(ts_ns), "dur": from_ns(dur_ns), "args": a}
 
 
 def jsonable(value):
@@ -228,7 +246,7 @@ def truth(doc, events, base, args, grid):
              and str(e.get("name", "")).startswith("ProfilerStep#")]
     # Slowed instances counted like rankscope counts them: those that start within the steps.
     slowed = [e for e in events if args.slow_kernel and is_slowed(e, args.slow_kernel, grid)]
-    names = sorted({e["name"] for e in slowed})
+    names = [args.extra_kernel] if args.extra_kernel else sorted({e["name"] for e in slowed})
     in_window = [e for e in slowed
                  if steps and min(s for s, _ in steps) <= base + to_ns(e["ts"]) < max(t for _, t in steps)]
     per_step = len(in_window) / len(steps) if steps else 0.0
@@ -262,6 +280,8 @@ def parse_args(argv):
     p.add_argument("--slow-ranks", default="", help="comma list of ranks with the slow kernel")
     p.add_argument("--slow-extra-us", type=float, default=0.0, help="extra time per slowed instance (µs)")
     p.add_argument("--slow-factor", type=float, default=0.0, help="... or: slowed instances run this many times as long")
+    p.add_argument("--extra-kernel", default="",
+                   help="... or: each slowed instance is followed by a kernel of this name for the extra time")
     p.add_argument("--truth", default="", help="write the injected facts here (JSON)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     args = p.parse_args(argv)
@@ -269,6 +289,8 @@ def parse_args(argv):
     args.slow_ranks = {int(x) for x in args.slow_ranks.split(",") if x.strip()}
     if args.slow_kernel and not args.slow_ranks:
         p.error("--slow-kernel needs --slow-ranks")
+    if args.extra_kernel and not args.slow_kernel:
+        p.error("--extra-kernel needs --slow-kernel (the kernel it follows)")
     return args
 
 

@@ -243,7 +243,8 @@ def run_synthetic(binary, work, args):
 def synthetic_sets():
     """Scenarios at about 5, 10 and 25 % of the V100 trace's step (115 ms): one kernel (one launch
     per step) slower on one rank or on both ranks of a host; a GEMM kernel launched 36 times per
-    step in 13 shapes (4.6 ms per step in all) slower by a factor on one rank."""
+    step in 13 shapes (4.6 ms per step in all) slower by a factor on one rank; the same time as
+    extra GEMMs one rank runs after each of its own (a kernel no other rank runs)."""
     sets = [("clean", "none", [], [])]
     one = "split_embedding_codegen_forward_unweighted_kernel"
     spread = "volta_sgemm_128x32_nt"
@@ -254,6 +255,9 @@ def synthetic_sets():
                      ["--slow-kernel", spread, "--slow-factor", str(factor), "--slow-ranks", "3"]))
         sets.append((f"node-{pct}%", "node", [6, 7],
                      ["--slow-kernel", one, "--slow-ranks", "6,7", "--slow-extra-us", str(extra_us)]))
+        sets.append((f"extra-gemms-{pct}%", "extra-gpu-work", [2],
+                     ["--slow-kernel", spread, "--slow-factor", str(factor), "--slow-ranks", "2",
+                      "--extra-kernel", "sm70_xmma_gemm_f32f32_extra"]))
     return sets
 
 
