@@ -23,8 +23,8 @@ constexpr FindingKindInfo kTable[] = {
      "collectives in most steps, and the others wait for it: its GPU, its data, its process."},
     {FindingKind::kSlowFunction, "slow_function", kWarning, "cluster",
      "A function (kernel, memory op, runtime call, CPU op, Python path, or collective) takes longer per step on some "
-     "ranks than on their peers, on ranks no slow rank or node finding covers; costed by the step time saved if it "
-     "ran there as on the median rank."},
+     "ranks than on their peers, or runs there and not on most ranks (work of their own: told as such), on ranks no "
+     "slow rank or node finding covers; costed by the step time saved if it ran there as on the median rank."},
     {FindingKind::kExtraWork, "extra_work", kInfo, "cluster",
      "A rank spends more time per step than its peers in a phase or function, but no peer measurably waits for it "
      "(it does not set the pace, or the difference is within the ranks' normal spread): reported with the time it "

@@ -122,8 +122,14 @@ std::string IntermittentWords(const Finding& f) {
 }
 
 std::string SlowFunctionTitle(const Finding& f) {
-  return fmt::format("{} {} is slower on {} than on the other ranks: +{}{}{}", FunctionKindWords(f.subject_kind),
-                     FunctionLabel(f.subject_kind, f.subject, f.subject_detail), Ranks(f.ranks), D(f.cost.added_ns),
+  // Work most ranks do not do at all (extra GEMMs one rank launches; their median call count is
+  // 0) is not "slower".
+  const Evidence* lead = f.LeadFunction();
+  const bool own_work = lead && lead->Has("median_calls") && lead->Get("median_calls") == 0;
+  const char* verb = !own_work ? "is slower on" : f.subject_kind == "untraced" ? "appears on" : "runs on";
+  return fmt::format("{} {} {} {}{}: +{}{}{}", FunctionKindWords(f.subject_kind),
+                     FunctionLabel(f.subject_kind, f.subject, f.subject_detail), verb, Ranks(f.ranks),
+                     own_work ? " and not on most other ranks" : " than on the other ranks", D(f.cost.added_ns),
                      Per(f), IntermittentWords(f));
 }
 
