@@ -8,9 +8,11 @@ delay per step, and find nothing in the clean run. These assertions are exact, o
 a verdict must never depend on how busy the machine is. A live run of the same job checks what
 holds however loaded the machine is (test_live_ground_truth_run).
 
-Semi-synthetic GPU sets (tools/make_synthetic_ranks.py, from the real A100 trace nccl_data):
-copies per rank with known clock offsets and a known kernel slowed on known ranks. The answers are
-exact: offsets to the nanosecond, the kernel and rank(s), the cost equal to the injected delay.
+Semi-synthetic GPU sets (tools/make_synthetic_ranks.py, from the real A100 trace nccl_data, and
+from the V100 trace of the accuracy benchmark): copies per rank with known clock offsets and a known
+kernel slowed on known ranks (or followed by extra work of their own). The answers are exact:
+offsets to the nanosecond, the kernel and rank(s), the cost equal to the injected delay (within
+15 % where the V100 host runs ahead of its GPU: the replay's cost, cluster/gpu_work_cost.h).
 """
 
 import json
