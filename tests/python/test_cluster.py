@@ -373,6 +373,7 @@ def test_synthetic_extra_gpu_work_on_one_rank_is_named_as_its_own_and_costed(sha
     assert top["kind"] == "slow_function" and top["ranks"] == [2]
     assert top["subject"] == {"kind": "kernel", "name": "sm70_xmma_gemm_f32f32_extra", "detail": ""}
     assert "runs on rank 2 and not on most other ranks" in top["title"]
+    assert top["next"]["text"].startswith("find where rank 2 runs sm70_xmma_gemm_f32f32_extra")
     (function,) = [e for e in evidence(top, "function") if e["rank"] == 2]
     assert function["values"]["median_calls"] == 0
     assert function["values"]["excess_ns"] == pytest.approx(injected, rel=0.01)

@@ -121,11 +121,15 @@ std::string IntermittentWords(const Finding& f) {
                      f.subject_kind == "untraced" ? "a gap" : "a call", 1 / calls, f.cost.unit);
 }
 
-std::string SlowFunctionTitle(const Finding& f) {
-  // Work most ranks do not do at all (extra GEMMs one rank launches; their median call count is
-  // 0) is not "slower".
+// Whether a function finding's function is work most ranks do not do at all (extra GEMMs one rank
+// launches: the ranks' median call count is 0) rather than work they all do, slower on its ranks.
+bool OwnWork(const Finding& f) {
   const Evidence* lead = f.LeadFunction();
-  const bool own_work = lead && lead->Has("median_calls") && lead->Get("median_calls") == 0;
+  return lead && lead->Has("median_calls") && lead->Get("median_calls") == 0;
+}
+
+std::string SlowFunctionTitle(const Finding& f) {
+  const bool own_work = OwnWork(f);
   const char* verb = !own_work ? "is slower on" : f.subject_kind == "untraced" ? "appears on" : "runs on";
   return fmt::format("{} {} {} {}{}: +{}{}{}", FunctionKindWords(f.subject_kind),
                      FunctionLabel(f.subject_kind, f.subject, f.subject_detail), verb, Ranks(f.ranks),
@@ -549,6 +553,12 @@ std::string Next(const Finding& f) {
                            who);
       }
       if (const Evidence* part = HookPart(f)) return NextForHook(f, *part);
+      // A Python path already says where it runs; a kernel or an op most ranks do not run does not.
+      if (f.kind == FindingKind::kSlowFunction && OwnWork(f) && f.subject_kind != "python_path") {
+        return fmt::format("find where {} runs {}, which most ranks do not run: `rankscope analyze --rank {}` shows the "
+                           "CPU ops and Python paths it runs under",
+                           who, FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), first);
+      }
       return fmt::format("compare {} on {} with a healthy rank (`rankscope analyze --rank {}`): calls, shapes, clocks",
                          FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), who, first);
     case NextStepKind::kNodeCondition: return NextTelemetry(f);
