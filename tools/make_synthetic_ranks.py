@@ -154,10 +154,11 @@ def shifted_events(events, base, new_base, shifts, slow_rank, args, grid):
                     if is_comm(e):
                         end = t + dur + shift(t + dur)  # waits until the collective ends everywhere
                     elif slow_rank and args.slow_kernel and is_slowed(e, args.slow_kernel, grid):
-                        end = start + dur + extra_ns(e, args)
-                        if args.extra_kernel:
-                            added = extra_kernel(e, start + dur - new_base, extra_ns(e, args), args)
-                            end = start + dur
+                        end = start + dur
+                        if args.extra_kernel:  # the extra time runs as a kernel of its own after it
+                            added = extra_kernel(e, end - new_base, extra_ns(e, args), args)
+                        else:
+                            end += extra_ns(e, args)
                     else:
                         end = start + dur
                 else:

@@ -114,10 +114,8 @@ StepTable ReductionsOf(const StepSeries& series, const std::vector<int64_t>& ran
     after = ReductionOf(series, f, static_cast<uint32_t>(RankIndex(rank_numbers, f.ranks.front())));
   } else {  // a function slower on several ranks: each loses its own excess
     std::vector<double> excess(series.ranks(), 0);
-    for (const Evidence& e : f.evidence) {
-      if (e.kind != EvidenceKind::kFunction || e.subject != f.subject || e.rank < 0) continue;
-      const int i = RankIndex(rank_numbers, e.rank);
-      if (i >= 0) excess[static_cast<size_t>(i)] = e.Get("excess_ns");
+    for (int64_t r : f.ranks) {
+      excess[static_cast<size_t>(RankIndex(rank_numbers, r))] = std::max(0.0, FunctionExcessOn(f, r));
     }
     after = WithoutGroupExcess(series, members, excess);
   }
@@ -329,6 +327,14 @@ void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, con
     f.cost.method = CostMethod::kWhatIfFaster;
     SetPerStepCost(w, series.steps(), min_excess_ns, &f);
   }
+}
+
+double FunctionExcessOn(const Finding& f, int64_t rank) {
+  double excess = -1;
+  for (const Evidence& e : f.evidence) {
+    if (e.kind == EvidenceKind::kFunction && e.subject == f.subject && e.rank == rank) excess = e.Get("excess_ns");
+  }
+  return excess;
 }
 
 void CostSlowFunctionsByStep(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,

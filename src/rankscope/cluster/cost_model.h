@@ -98,4 +98,8 @@ void CostExtraWork(const StepSeries& series, const ArrivalAnalysis& arrival, con
 void CostSlowFunctionsByStep(const StepSeries& series, const std::vector<int64_t>& rank_numbers, double step_ns,
                              double min_excess_ns, std::vector<Finding>* findings);
 
+// A function finding's excess per unit on `rank`: its subject's `function` evidence there, or -1
+// when it has none.
+double FunctionExcessOn(const Finding& f, int64_t rank);
+
 }  // namespace rankscope

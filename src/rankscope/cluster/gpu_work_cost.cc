@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rankscope/cluster/cost_model.h"
 #include "rankscope/cluster/findings.h"
 
 namespace rankscope {
@@ -15,10 +16,7 @@ bool RanksAndExcess(const Finding& f, const std::vector<int64_t>& rank_numbers, 
   for (int64_t r : f.ranks) {
     const auto it = std::find(rank_numbers.begin(), rank_numbers.end(), r);
     if (it == rank_numbers.end()) return false;
-    double e = -1;
-    for (const Evidence& ev : f.evidence) {
-      if (ev.kind == EvidenceKind::kFunction && ev.subject == f.subject && ev.rank == r) e = ev.Get("excess_ns");
-    }
+    double e = FunctionExcessOn(f, r);
     if (e < 0 && f.ranks.size() == 1) e = f.cost.added_ns;
     if (e <= 0) return false;
     fixed->push_back(static_cast<uint32_t>(it - rank_numbers.begin()));

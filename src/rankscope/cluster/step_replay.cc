@@ -561,11 +561,12 @@ ReplayWhatIf StepGraph::RanksWithoutExcess(const std::vector<uint32_t>& fixed,
     if (r >= chains_.size() || excess_ns[k] <= 0) continue;
     const Chain& ch = chains_[r];
     std::vector<double>& own = segments[r];
-    double over = 0;  // the rank's time above its peers', over the window
-    for (size_t i = 0; i < ch.peer_ns.size(); ++i) over += own[i] - LikePeer(own[i], ch.peer_ns[i]);
+    std::vector<double> above(ch.peer_ns.size());  // per segment: the rank's time above its peers'
+    double over = 0;
+    for (size_t i = 0; i < above.size(); ++i) over += above[i] = own[i] - LikePeer(own[i], ch.peer_ns[i]);
     if (over <= 0) continue;
     const double share = std::min(1.0, excess_ns[k] * static_cast<double>(steps_) / over);
-    for (size_t i = 0; i < ch.peer_ns.size(); ++i) own[i] -= share * (own[i] - LikePeer(own[i], ch.peer_ns[i]));
+    for (size_t i = 0; i < above.size(); ++i) own[i] -= share * above[i];
   }
   ReplayWhatIf w = WhatIf("rank", segments, NoTransferCaps());
   if (fixed.size() == 1 && fixed.front() < rank_numbers_.size()) w.rank = rank_numbers_[fixed.front()];
