@@ -23,23 +23,31 @@ grid equals --slow-grid when given) runs --slow-extra-us longer, or --slow-facto
 (then every launch shape of the kernel is slowed in proportion: a slowdown spread over shapes).
 With --extra-kernel NAME the slowed instances keep their duration and each is followed on its
 stream by a kernel NAME that runs for the extra time instead: work only the slow ranks do (extra
-GEMMs a rank launches), with the same timing.
+GEMMs a rank launches), with the same timing. With --host-delay-us D --host-delay-at SPAN the slow
+ranks' hosts pause D before each CPU span SPAN (--host-delay-inside: at its start, inside it), at a
+point where the GPU has run everything launched before it (refused elsewhere: there the GPU's
+queue would hide part of the pause, which this model does not compute), so that everything
+launched after it runs D later. --jitter-step-pct and --jitter-kernel-pct make every rank's kernels
+run longer by a random fraction per (rank, step) and per kernel (--seed), as real GPUs differ.
 
-How the slowdown propagates (the model the expected answers follow). On a slow rank, every GPU
-event after a slowed kernel ends that much later (a stream runs its work in order). The other
-ranks' GPUs are not delayed by the kernel itself, but each collective ends at the same moment on
-every rank: their communication kernels start on time and run longer (they wait for the slow
-rank), and their GPU work after the collective ends happens later by the slow rank's
-accumulated delay. Hosts wait for their GPU at step boundaries (the end of each ProfilerStep, as
-an optimizer step or a loss.item() does): CPU events of a step move by the GPU delay accumulated
-by the end of the previous step, so steps grow by the delay that arose in them and CPU ops keep
-their durations. (Without ProfilerSteps the host follows the GPU delay at every instant.) GPU
-kernels keep their duration unless they are the slowed kernel or a communication kernel. Times
-are integer ns end to end (the source's decimal µs are parsed exactly and written back with 3
-decimals), so clocks can be recovered exactly.
+How a delay propagates (the model the expected answers follow). Each rank has its own delay, a
+function of time: its kernels' extra time (slowed, jittered) from their ends on, and its host
+pauses for all GPU work launched after them. A stream runs its work in order, so every GPU event
+after a delay happens that much later on that rank. Each collective ends at the same moment on
+every rank, when its latest participant (the largest delay at the collective's start) has arrived:
+the others' communication kernels start on time and run longer (they wait), and their work after
+the collective ends happens as late. Hosts wait for their GPU at step boundaries (the end of each
+ProfilerStep, as an optimizer step or a loss.item() does): CPU events of a step move by the GPU
+delay accumulated by the end of the previous step (plus the host's own pauses), so steps grow by
+the delay that arose in them and CPU ops keep their durations. (Without ProfilerSteps the host
+follows the GPU delay at every instant.) GPU kernels keep their duration unless they are slowed,
+jittered or a communication kernel. Times are integer ns end to end (the source's decimal µs are
+parsed exactly and written back with 3 decimals), so clocks can be recovered exactly.
 
 --truth FILE writes what was injected: hosts, offsets (ns), slow ranks, the kernel, the slowed
-instances per profiled step and the injected delay per step (extra × instances per step).
+instances per profiled step, the host pauses, the injected delay per step, and what removing the
+fault saves per step under the model (`saving_per_step_ns`: the job's step with it minus without
+it, the same jitter in both; the injected delay where no jitter hides a part of it).
 """
 
 import argparse
@@ -48,6 +56,7 @@ import gzip
 import json
 import multiprocessing
 import os
+import random
 import re
 import sys
 from decimal import Decimal
@@ -98,10 +107,17 @@ def is_comm(e):
     return e.get("ph") == "X" and e.get("cat") in KERNEL and COMM.search(e.get("name", "")) is not None
 
 
+def is_gpu_activity(e):
+    return e.get("ph") == "X" and e.get("cat") in GPU_ACTIVITY
+
+
+def is_step(e):
+    return (e.get("ph") == "X" and e.get("cat") in ("user_annotation", "Operator", "cpu_op")
+            and str(e.get("name", "")).startswith("ProfilerStep#"))
+
+
 def step_ends(events, base):
-    return sorted(base + to_ns(e["ts"]) + to_ns(e["dur"]) for e in events
-                  if e.get("ph") == "X" and e.get("cat") in ("user_annotation", "Operator", "cpu_op")
-                  and str(e.get("name", "")).startswith("ProfilerStep#"))
+    return sorted(base + to_ns(e["ts"]) + to_ns(e["dur"]) for e in events if is_step(e))
 
 
 def extra_ns(e, args):
@@ -111,24 +127,137 @@ def extra_ns(e, args):
     return round(args.slow_extra_us * 1000)
 
 
-def build_shifts(events, base, args, grid):
-    """{"slow": (gpu shift, cpu shift), "fast": (...)}: delays of a slow rank and of the others,
-    as functions of base absolute ns."""
-    slowed = sorted((base + to_ns(e["ts"]) + to_ns(e["dur"]), extra_ns(e, args)) for e in events
-                    if args.slow_kernel and is_slowed(e, args.slow_kernel, grid))
-    points, total = [], 0
-    for end, extra in slowed:
-        total += extra
-        points.append((end, total))
-    slow = Shift(points)
-    # At each collective's end the other ranks catch up with the slow rank's delay at its start.
-    comm = [(base + to_ns(e["ts"]), base + to_ns(e["ts"]) + to_ns(e["dur"])) for e in events if is_comm(e)]
-    fast = Shift([(end, slow(start)) for start, end in comm])
-    ends = step_ends(events, base)
+class Source:
+    """What the delay model needs from the source trace, in base absolute ns."""
 
-    def host(gpu):  # the host catches up with its GPU at each step end
-        return Shift([(t, gpu(t)) for t in ends]) if ends else gpu
-    return {"slow": (slow, host(slow)), "fast": (fast, host(fast))}
+    def __init__(self, events, base, args, grid):
+        self.base = base
+        self.step_ends = step_ends(events, base)
+        self.steps = sorted((base + to_ns(e["ts"]), base + to_ns(e["ts"]) + to_ns(e["dur"]))
+                            for e in events if is_step(e))
+        launches = {}
+        for e in events:
+            a = e.get("args")
+            if e.get("ph") == "X" and not is_gpu_activity(e) and isinstance(a, dict) and "correlation" in a:
+                launches[a["correlation"]] = base + to_ns(e["ts"])
+        # Per GPU activity (by event index): start, end, launch (its runtime call's start, or its start).
+        self.gpu = {}
+        for i, e in enumerate(events):
+            if is_gpu_activity(e):
+                t = base + to_ns(e["ts"])
+                launch = launches.get((e.get("args") or {}).get("correlation"), t)
+                self.gpu[i] = (t, t + to_ns(e["dur"]), min(launch, t))
+        self.comms = sorted(self.gpu[i] for i, e in enumerate(events) if is_comm(e))
+        self.slowed = {i for i, e in enumerate(events) if args.slow_kernel and is_slowed(e, args.slow_kernel, grid)}
+        self.jittered = [i for i, e in enumerate(events)
+                         if e.get("ph") == "X" and e.get("cat") in KERNEL and not is_comm(e)]
+        self.injections = host_injections(events, base, args, self)
+
+
+def host_injections(events, base, args, source):
+    """Times of the host delays (--host-delay-at): before (or, --host-delay-inside, at the start
+    of) each span of that name on the host. Refused where the GPU still runs work launched before
+    the delay when work launched after it starts: the delay would then be partly hidden,
+    which this model does not compute (a collective launched before it ends when its last
+    participant arrives, as every collective does)."""
+    if not args.host_delay_at:
+        return []
+    times = sorted(base + to_ns(e["ts"]) for e in events
+                   if e.get("ph") == "X" and not is_gpu_activity(e) and e.get("name") == args.host_delay_at)
+    work = [(*times_of, is_comm(events[i])) for i, times_of in source.gpu.items()]
+    for t in times:
+        pending = max((end for start, end, launch, comm in work if launch < t and not comm), default=t)
+        first = min((start for start, end, launch, comm in work if launch >= t), default=pending)
+        if pending > first:
+            sys.exit(f"make_synthetic_ranks: cannot delay the host at {args.host_delay_at!r} "
+                     f"({(t - base) / 1000:.3f} us): work launched before it runs on the GPU until "
+                     f"{(pending - base) / 1000:.3f} us, after work launched later starts "
+                     f"({(first - base) / 1000:.3f} us); choose a point where the GPU is idle")
+    return times
+
+
+class Delays:
+    """One rank's delays (ns) as functions of base absolute time.
+
+    own GPU delay: the extra time of its own kernels (slowed, jittered) at their ends, plus its
+    host delays, which every GPU activity launched after them inherits (the GPU was idle at each,
+    host_injections checks); catch-up: at each collective's end the rank is as late as the latest
+    participant was at its start. The host waits for its GPU at step ends."""
+
+    def __init__(self, gpu_own, host_own, step_ends):
+        self.gpu_own, self.host_own, self.step_ends = gpu_own, host_own, step_ends
+        self.catch = []  # (collective end, catch-up over own delay), in the order they are added
+        self.catch_shift = Shift([])
+        self.host_catch = Shift([])
+
+    def own(self, t, launch):
+        return self.gpu_own(t) + self.host_own(launch)
+
+    def gpu(self, t, launch=None):
+        return self.own(t, t if launch is None else launch) + self.catch_shift(t)
+
+    def gpu_before_catch(self, t, launch):  # while collectives are still being added
+        return self.own(t, launch) + max([0] + [c for end, c in self.catch if end <= t])
+
+    def finish(self):
+        self.catch_shift = Shift(self.catch)
+        self.host_catch = Shift([(e, self.gpu(e) - self.host_own(e)) for e in self.step_ends])
+
+    def host(self, t, at_end=False):
+        return self.host_own(t - 1 if at_end else t) + self.host_catch(t)
+
+
+def jitter_ns(source, rank, args):
+    """{event index: extra ns} of the rank's kernels: each runs longer by its duration times a
+    per-(rank, step) fraction plus a per-kernel fraction, uniform in [0, 2 x the given %], drawn
+    from the seed (the same draws with or without a fault)."""
+    if not (args.jitter_step_pct or args.jitter_kernel_pct):
+        return {}
+    rng = random.Random(args.seed * 7919 + rank)
+    step_part = [rng.uniform(0, 2 * args.jitter_step_pct / 100) for _ in range(len(source.steps) + 1)]
+    starts = [s for s, _ in source.steps]
+    out = {}
+    for i in source.jittered:
+        start, end, launch = source.gpu[i]
+        part = step_part[bisect.bisect_right(starts, launch)] + rng.uniform(0, 2 * args.jitter_kernel_pct / 100)
+        out[i] = round((end - start) * part)
+    return out
+
+
+def rank_delays(source, events, args, faulty):
+    """[(Delays, {event index: extra ns of its own duration})] per rank; `faulty`: the ranks with the
+    injected fault (empty: the same job without it)."""
+    per_rank = []
+    for rank in range(args.ranks):
+        extra = jitter_ns(source, rank, args)
+        if rank in faulty:
+            for i in source.slowed:
+                extra[i] = extra.get(i, 0) + extra_ns(events[i], args)
+        points, total = [], 0
+        for end, add in sorted((source.gpu[i][1], x) for i, x in extra.items() if x):
+            total += add
+            points.append((end, total))
+        injected = args.host_delay_us * 1000 if rank in faulty else 0
+        host = Shift([(t, round(injected * (n + 1))) for n, t in enumerate(source.injections)] if injected else [])
+        # The kernel after which --extra-kernel runs keeps its own duration (jitter aside).
+        own = {i: x - (extra_ns(events[i], args) if args.extra_kernel and rank in faulty and i in source.slowed else 0)
+               for i, x in extra.items()}
+        per_rank.append((Delays(Shift(points), host, source.step_ends), own))
+    for start, end, launch in source.comms:  # in start order: the catch-ups they need are known
+        latest = max(d.gpu_before_catch(start, launch) for d, _ in per_rank)
+        for d, _ in per_rank:
+            d.catch.append((end, latest - d.own(end, end)))
+    for d, _ in per_rank:
+        d.finish()
+    return per_rank
+
+
+def job_step_ns(source, per_rank):
+    """The job's step time under the model: the slowest rank's profiled window per step."""
+    if not source.steps:
+        return 0
+    first, last = source.steps[0][0], source.steps[-1][1]
+    return max((last + d.host(last, True)) - (first + d.host(first)) for d, _ in per_rank) / len(source.steps)
 
 
 def gpu_tracks(events):
@@ -137,32 +266,36 @@ def gpu_tracks(events):
             if e.get("ph") == "X" and e.get("cat") in GPU_ACTIVITY}
 
 
-def shifted_events(events, base, new_base, shifts, slow_rank, args, grid):
+def shifted_events(events, base, new_base, source, delays, faulty, args):
+    """The rank's events with its delays: `delays` (Delays, {event index: extra ns of its duration})."""
     world_ranks = str(list(range(args.ranks)))
-    gpu_shift, host_shift = shifts
+    delay, own_extra = delays
     on_gpu = gpu_tracks(events)
     out = []
-    for e in events:
+    for i, e in enumerate(events):
         e, added = dict(e), None
         if "ts" in e and isinstance(e["ts"], (int, Decimal)):
             t = base + to_ns(e["ts"])
             dur = to_ns(e["dur"]) if isinstance(e.get("dur"), (int, Decimal)) else None
-            shift = gpu_shift if (str(e.get("pid")), str(e.get("tid"))) in on_gpu else host_shift
-            start = t + shift(t)
+            if (str(e.get("pid")), str(e.get("tid"))) in on_gpu:
+                shift = delay.gpu
+                start = t + delay.gpu(t, source.gpu[i][2] if i in source.gpu else t)
+            else:
+                shift = delay.host
+                # A delay inside the span (--host-delay-inside) leaves its start where it was.
+                inside = args.host_delay_inside and e.get("name") == args.host_delay_at
+                start = t + delay.host(t, at_end=inside)
             if dur is not None:
-                if e.get("cat") in GPU_ACTIVITY and e.get("ph") == "X":
+                if is_gpu_activity(e):
                     if is_comm(e):
                         end = t + dur + shift(t + dur)  # waits until the collective ends everywhere
-                    elif slow_rank and args.slow_kernel and is_slowed(e, args.slow_kernel, grid):
-                        end = start + dur
-                        if args.extra_kernel:  # the extra time runs as a kernel of its own after it
-                            added = extra_kernel(e, end - new_base, extra_ns(e, args), args)
-                        else:
-                            end += extra_ns(e, args)
                     else:
-                        end = start + dur
+                        end = start + dur + own_extra.get(i, 0)
+                        if faulty and args.extra_kernel and i in source.slowed:
+                            # the extra time runs as a kernel of its own after it
+                            added = extra_kernel(e, end - new_base, extra_ns(e, args), args)
                 else:
-                    end = t + dur + shift(t + dur)  # spans stretch over the delays inside them
+                    end = t + dur + shift(t + dur, True)  # spans stretch over the delays inside them
                 e["dur"] = from_ns(end - start)
             e["ts"] = from_ns(start - new_base)
         a = e.get("args")
@@ -228,11 +361,20 @@ def header(doc, rank, args, new_base):
     return h
 
 
+def events_text(rank):
+    """The rank's shifted events as JSON text (ranks with no delay of their own share one)."""
+    source, args = SHARED["source"], SHARED["args"]
+    if rank not in SHARED["own_text"]:
+        return SHARED["shared_text"]
+    events = shifted_events(SHARED["events"], source.base, SHARED["new_base"], source, SHARED["delays"][rank],
+                            rank in args.slow_ranks, args)
+    return json.dumps(events, default=jsonable, separators=(",", ":"))
+
+
 def write_rank(rank):
     args, doc, new_base = SHARED["args"], SHARED["doc"], SHARED["new_base"]
-    events = SHARED["slow_events"] if rank in args.slow_ranks else SHARED["fast_events"]
     head = json.dumps(header(doc, rank, args, new_base), default=jsonable)
-    events = events.replace(json.dumps(DEVICE), str(device_of(rank, args)))
+    events = events_text(rank).replace(json.dumps(DEVICE), str(device_of(rank, args)))
     text = head[:-1] + (", " if len(head) > 2 else "") + '"traceEvents": ' + events + "}"
     path = os.path.join(args.out, f"rank{rank}.pt.trace.json.gz")
     with open(path + ".tmp", "wb") as f:
@@ -241,18 +383,20 @@ def write_rank(rank):
     return path
 
 
-def truth(doc, events, base, args, grid):
-    steps = [(base + to_ns(e["ts"]), base + to_ns(e["ts"]) + to_ns(e["dur"])) for e in events
-             if e.get("ph") == "X" and e.get("cat") in ("user_annotation", "Operator", "cpu_op")
-             and str(e.get("name", "")).startswith("ProfilerStep#")]
+def truth(events, source, args, grid):
+    steps = source.steps
+    window = (steps[0][0], steps[-1][1]) if steps else (0, 0)
     # Slowed instances counted like rankscope counts them: those that start within the steps.
-    slowed = [e for e in events if args.slow_kernel and is_slowed(e, args.slow_kernel, grid)]
+    slowed = [events[i] for i in sorted(source.slowed)]
     names = [args.extra_kernel] if args.extra_kernel else sorted({e["name"] for e in slowed})
-    in_window = [e for e in slowed
-                 if steps and min(s for s, _ in steps) <= base + to_ns(e["ts"]) < max(t for _, t in steps)]
+    in_window = [events[i] for i in sorted(source.slowed) if window[0] <= source.gpu[i][0] < window[1]]
+    delays_in_window = [t for t in source.injections if window[0] <= t < window[1]]
     per_step = len(in_window) / len(steps) if steps else 0.0
     extra = round(args.slow_extra_us * 1000)
-    injected = sum(extra_ns(e, args) for e in in_window) / len(steps) if steps else 0.0
+    injected = (sum(extra_ns(e, args) for e in in_window) + len(delays_in_window) * round(args.host_delay_us * 1000)
+                ) / len(steps) if steps else 0.0
+    without = rank_delays(source, events, args, set())
+    saving = job_step_ns(source, SHARED["delays"]) - job_step_ns(source, without)
     return {
         "source": args.source,
         "ranks": args.ranks,
@@ -263,9 +407,15 @@ def truth(doc, events, base, args, grid):
                    "shapes": len({(str(e["args"].get("grid")), str(e["args"].get("block"))) for e in slowed})},
         "extra_ns_per_instance": extra if not args.slow_factor else None,
         "slow_factor": args.slow_factor or None,
+        "host_delay": ({"at": args.host_delay_at, "inside": args.host_delay_inside,
+                        "ns": round(args.host_delay_us * 1000), "per_step": len(delays_in_window) / len(steps)}
+                       if args.host_delay_at and steps else None),
+        "jitter": {"step_pct": args.jitter_step_pct, "kernel_pct": args.jitter_kernel_pct, "seed": args.seed},
         "steps": len(steps),
         "slowed_instances_per_step": per_step,
         "injected_per_step_ns": round(injected),
+        # The job's step time with the fault minus without it, under the model (what fixing it saves).
+        "saving_per_step_ns": round(saving),
     }
 
 
@@ -278,18 +428,31 @@ def parse_args(argv):
     p.add_argument("--clock-offsets-us", default="", help="comma list: offset of host 0, 1, ... (µs, 3 decimals)")
     p.add_argument("--slow-kernel", default="", help="slow the kernels whose name contains this")
     p.add_argument("--slow-grid", default="", help="... and whose grid is X,Y,Z")
-    p.add_argument("--slow-ranks", default="", help="comma list of ranks with the slow kernel")
+    p.add_argument("--slow-ranks", default="", help="comma list of the faulty ranks")
     p.add_argument("--slow-extra-us", type=float, default=0.0, help="extra time per slowed instance (µs)")
     p.add_argument("--slow-factor", type=float, default=0.0, help="... or: slowed instances run this many times as long")
     p.add_argument("--extra-kernel", default="",
                    help="... or: each slowed instance is followed by a kernel of this name for the extra time")
+    p.add_argument("--host-delay-us", type=float, default=0.0,
+                   help="the slow ranks' hosts pause this long (µs) ...")
+    p.add_argument("--host-delay-at", default="",
+                   help="... before each CPU span of this name (a point where the GPU is idle)")
+    p.add_argument("--host-delay-inside", action="store_true",
+                   help="... at the span's start, inside it (the span grows)")
+    p.add_argument("--jitter-step-pct", type=float, default=0.0,
+                   help="every rank's kernels run longer by a fraction drawn per (rank, step) in [0, 2x this %%] ...")
+    p.add_argument("--jitter-kernel-pct", type=float, default=0.0,
+                   help="... plus one drawn per kernel in [0, 2x this %%]")
+    p.add_argument("--seed", type=int, default=1, help="of the jitter")
     p.add_argument("--truth", default="", help="write the injected facts here (JSON)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     args = p.parse_args(argv)
     args.clock_offsets_us = [float(x) for x in args.clock_offsets_us.split(",") if x.strip()]
     args.slow_ranks = {int(x) for x in args.slow_ranks.split(",") if x.strip()}
-    if args.slow_kernel and not args.slow_ranks:
-        p.error("--slow-kernel needs --slow-ranks")
+    if (args.slow_kernel or args.host_delay_at) and not args.slow_ranks:
+        p.error("--slow-kernel and --host-delay-at need --slow-ranks")
+    if bool(args.host_delay_at) != bool(args.host_delay_us):
+        p.error("--host-delay-us and --host-delay-at go together")
     if args.extra_kernel and not args.slow_kernel:
         p.error("--extra-kernel needs --slow-kernel (the kernel it follows)")
     return args
@@ -305,19 +468,22 @@ def main(argv=None):
     starts = [base + to_ns(e["ts"]) for e in events if isinstance(e.get("ts"), (int, Decimal))]
     new_base = min(starts) // 1_000_000_000 * 1_000_000_000  # keeps written µs values small and exact
     grid = [int(x) for x in args.slow_grid.split(",")] if args.slow_grid else None
-    shifts = build_shifts(events, base, args, grid)
+    source = Source(events, base, args, grid)
+    delays = rank_delays(source, events, args, args.slow_ranks)
     os.makedirs(args.out, exist_ok=True)
     devices = [e["args"]["device"] for e in events
                if e.get("cat") in GPU_ACTIVITY and "device" in (e.get("args") or {})]
-    SHARED.update(args=args, doc=doc, new_base=new_base, source_device=devices[0] if devices else 0)
-    SHARED["fast_events"] = json.dumps(shifted_events(events, base, new_base, shifts["fast"], False, args, grid),
-                                       default=jsonable, separators=(",", ":"))
-    SHARED["slow_events"] = (json.dumps(shifted_events(events, base, new_base, shifts["slow"], True, args, grid),
-                                        default=jsonable, separators=(",", ":")) if args.slow_ranks else "")
+    jitter = args.jitter_step_pct or args.jitter_kernel_pct
+    own_text = set(range(args.ranks)) if jitter else set(args.slow_ranks)
+    plain = next((r for r in range(args.ranks) if r not in own_text), None)
+    SHARED.update(args=args, doc=doc, events=events, new_base=new_base, source=source, delays=delays,
+                  own_text=own_text, source_device=devices[0] if devices else 0)
+    SHARED["shared_text"] = (json.dumps(shifted_events(events, base, new_base, source, delays[plain], False, args),
+                                        default=jsonable, separators=(",", ":")) if plain is not None else "")
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(max(1, args.jobs)) as pool:
-        pool.map(write_rank, range(args.ranks), chunksize=4)
-    facts = truth(doc, events, base, args, grid)
+        pool.map(write_rank, range(args.ranks), chunksize=1 if own_text else 4)
+    facts = truth(events, source, args, grid)
     if args.truth:
         with open(args.truth, "w") as f:
             json.dump(facts, f, indent=1)
