@@ -147,7 +147,7 @@ class Source:
                 t = base + to_ns(e["ts"])
                 launch = launches.get((e.get("args") or {}).get("correlation"), t)
                 self.gpu[i] = (t, t + to_ns(e["dur"]), min(launch, t))
-        self.comms = sorted(self.gpu[i] for i, e in enumerate(events) if is_comm(e))
+        self.comms = sorted((*self.gpu[i], i) for i, e in enumerate(events) if is_comm(e))
         self.slowed = {i for i, e in enumerate(events) if args.slow_kernel and is_slowed(e, args.slow_kernel, grid)}
         self.jittered = [i for i, e in enumerate(events)
                          if e.get("ph") == "X" and e.get("cat") in KERNEL and not is_comm(e)]
@@ -187,6 +187,7 @@ class Delays:
     def __init__(self, gpu_own, host_own, step_ends):
         self.gpu_own, self.host_own, self.step_ends = gpu_own, host_own, step_ends
         self.catch = []  # (collective end, catch-up over own delay), in the order they are added
+        self.collective = {}  # event index of a communication kernel -> the collective's delay
         self.catch_shift = Shift([])
         self.host_catch = Shift([])
 
@@ -243,10 +244,11 @@ def rank_delays(source, events, args, faulty):
         own = {i: x - (extra_ns(events[i], args) if args.extra_kernel and rank in faulty and i in source.slowed else 0)
                for i, x in extra.items()}
         per_rank.append((Delays(Shift(points), host, source.step_ends), own))
-    for start, end, launch in source.comms:  # in start order: the catch-ups they need are known
+    for start, end, launch, i in source.comms:  # in start order: the catch-ups they need are known
         latest = max(d.gpu_before_catch(start, launch) for d, _ in per_rank)
         for d, _ in per_rank:
             d.catch.append((end, latest - d.own(end, end)))
+            d.collective[i] = latest
     for d, _ in per_rank:
         d.finish()
     return per_rank
@@ -288,7 +290,7 @@ def shifted_events(events, base, new_base, source, delays, faulty, args):
             if dur is not None:
                 if is_gpu_activity(e):
                     if is_comm(e):
-                        end = t + dur + shift(t + dur)  # waits until the collective ends everywhere
+                        end = t + dur + delay.collective[i]  # ends when the latest participant has arrived
                     else:
                         end = start + dur + own_extra.get(i, 0)
                         if faulty and args.extra_kernel and i in source.slowed:
