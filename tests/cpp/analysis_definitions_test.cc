@@ -369,6 +369,44 @@ TEST(Definitions, UntracedTimeBetweenRecordedSlices) {
   EXPECT_EQ(before_wait->total_ns, 100'000);  // the all-reduce and the wake-up after it are not untraced
 }
 
+// A gap is named by the thread that resumes after it: a helper thread's call that ends during it
+// (a CUDA callback in one step of six) does not make it another row.
+TEST(Definitions, UntracedTimeIsNamedByTheThreadThatResumes) {
+  const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 1000),
+                                 Slice("cpu_op", "aten::zeros", 0, 100),
+                                 Slice("cuda_runtime", "cudaPointerGetAttributes", 150, 10, json::object(), 7),
+                                 Slice("user_annotation", "## backward ##", 400, 100),
+                                 Slice("cpu_op", "aten::mm", 400, 100)});
+  ASSERT_EQ(r.untraced.rows.size(), 1u);
+  EXPECT_EQ(r.untraced.rows[0].name, "between aten::zeros and ## backward ##");
+  EXPECT_EQ(r.untraced.rows[0].total_ns, 240'000);  // from the helper's call on: nothing runs
+}
+
+// Inside a record_function range, the instants in which no op runs are the range's own untraced
+// time ("inside X"); a nested range keeps its own, and a gap under 100 us is the interpreter.
+TEST(Definitions, UntracedTimeInsideAnnotations) {
+  const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 3000),
+                                 Slice("cpu_op", "aten::zeros", 0, 900),
+                                 Slice("user_annotation", "## backward ##", 1000, 1000),
+                                 Slice("cpu_op", "aten::mm", 1010, 90),  // [1100, 1200): 100 us
+                                 Slice("user_annotation", "hook", 1200, 300),
+                                 Slice("cpu_op", "aten::add", 1250, 50),  // [1200, 1250) too short, [1300, 1500)
+                                 Slice("cpu_op", "aten::mul", 1600, 100),  // [1500, 1600), then [1700, 2000)
+                                 Slice("cpu_op", "aten::copy_", 2000, 1000)});
+  const FunctionStat* pass = Row(r.untraced, "inside ## backward ##");
+  ASSERT_NE(pass, nullptr);
+  EXPECT_EQ(pass->count, 3u);
+  EXPECT_EQ(pass->total_ns, 500'000);
+  const FunctionStat* hook = Row(r.untraced, "inside hook");
+  ASSERT_NE(hook, nullptr);
+  EXPECT_EQ(hook->total_ns, 200'000);
+  // Between aten::zeros and the range nothing at all runs: a gap as before, named by its neighbours.
+  const FunctionStat* gap = Row(r.untraced, "between aten::zeros and ## backward ##");
+  ASSERT_NE(gap, nullptr);
+  EXPECT_EQ(gap->total_ns, 100'000);
+  EXPECT_EQ(r.untraced.rows.size(), 3u);
+}
+
 // With Python stacks the frames cover the thread: no untraced time.
 TEST(Definitions, NoUntracedTimeUnderPythonFrames) {
   const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 1000),

@@ -31,10 +31,17 @@ class TrainingSlices {
         comm_.Append(m.slices.ts[i], m.slices.ts[i] + m.slices.dur[i]);
       } else if (Counts(i)) {
         slices_.push_back(i);
+        if (m.slices.kind[i] == ActivityKind::kAnnotation) {
+          annotations_.push_back(i);
+        } else {
+          code_.Append(m.slices.ts[i], m.slices.ts[i] + m.slices.dur[i]);
+        }
       }
     }
   }
   const std::vector<uint32_t>& slices() const { return slices_; }
+  const std::vector<uint32_t>& annotations() const { return annotations_; }  // in start order
+  const IntervalSet& code() const { return code_; }  // where a slice other than an annotation runs
   const IntervalSet& comm() const { return comm_; }  // the CPU collectives in flight
 
  private:
@@ -45,6 +52,8 @@ class TrainingSlices {
   const TraceModel& m_;
   std::vector<uint32_t> skip_;
   std::vector<uint32_t> slices_;
+  std::vector<uint32_t> annotations_;
+  IntervalSet code_;
   IntervalSet comm_;
 };
 
@@ -62,6 +71,58 @@ int64_t BeforeFirstCollective(const IntervalSet& comm, int64_t a, int64_t b) {
   return b;
 }
 
+struct Piece {
+  uint32_t annotation;  // the slice it lies inside
+  int64_t start, end;
+};
+
+// [a, b) minus `cover`, appended to `out` as pieces of `annotation`.
+void AppendUncovered(const std::vector<Interval>& cover, uint32_t annotation, int64_t a, int64_t b,
+                     std::vector<Piece>& out) {
+  auto it = std::upper_bound(cover.begin(), cover.end(), a, [](int64_t t, const Interval& i) { return t < i.end; });
+  for (int64_t at = a; at < b; ++it) {
+    const int64_t next = it == cover.end() ? b : std::min(std::max(it->start, at), b);
+    if (next > at) out.push_back({annotation, at, next});
+    if (it == cover.end()) break;
+    at = std::max(at, it->end);
+  }
+}
+
+// Untraced time inside annotations: each instant of a record_function range in which no op,
+// runtime call or Python frame runs on a training thread, and no annotation nested in it starts
+// (that one's own), up to the first CPU collective in flight; pieces of at least
+// kMinUntracedGapNs, in start order. The code that runs there (a sleep, pure Python, I/O in the
+// user's `with record_function(...)` block) is named by the block.
+std::vector<Piece> UntracedInsideAnnotations(const TrainingSlices& t, const SliceTable& s, const Window& w) {
+  const std::vector<uint32_t>& ann = t.annotations();
+  const std::vector<Interval>& code = t.code().intervals();
+  std::vector<Piece> out, pieces;
+  for (size_t k = 0; k < ann.size(); ++k) {
+    const uint32_t x = ann[k];
+    const int64_t a = std::max(s.ts[x], w.start), b = std::min(s.ts[x] + s.dur[x], w.end);
+    if (b - a < kMinUntracedGapNs) continue;
+    pieces.clear();
+    // What nested annotations (starting inside it, ending by its end) hold is theirs.
+    std::vector<Interval> nested;
+    for (size_t j = k + 1; j < ann.size() && s.ts[ann[j]] < s.ts[x] + s.dur[x]; ++j) {
+      const int64_t end = s.ts[ann[j]] + s.dur[ann[j]];
+      if (end <= s.ts[x] + s.dur[x]) nested.push_back({s.ts[ann[j]], end});
+    }
+    AppendUncovered(code, x, a, b, pieces);
+    const IntervalSet held = IntervalSet::Union(nested);
+    for (const Piece& p : pieces) {
+      std::vector<Piece> free;
+      AppendUncovered(held.intervals(), x, p.start, p.end, free);
+      for (const Piece& f : free) {
+        const int64_t end = BeforeFirstCollective(t.comm(), f.start, f.end);
+        if (end - f.start >= kMinUntracedGapNs) out.push_back({x, f.start, end});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Piece& l, const Piece& r) { return l.start < r.start; });
+  return out;
+}
+
 }  // namespace
 
 FunctionTable BuildUntracedTable(const TraceModel& m, const std::vector<uint32_t>& order, const Window& w,
@@ -74,6 +135,9 @@ FunctionTable BuildUntracedTable(const TraceModel& m, const std::vector<uint32_t
   FunctionAccumulator acc(w, busy);  // gaps come in time order
   int64_t cover_end = INT64_MIN;
   uint32_t last = kNoNeighbour;  // the outermost slice that ended at cover_end
+  // Per track, the outermost slice that ended last on it: a gap is named by the thread that resumes
+  // after it (a helper thread's call that happens to end during one step's gap does not rename it).
+  std::unordered_map<uint32_t, uint32_t> last_on_track;
   for (size_t k = 0; k < slices.size(); ++k) {
     const uint32_t i = slices[k];
     const int64_t start = s.ts[i], end = s.ts[i] + s.dur[i];
@@ -83,10 +147,12 @@ FunctionTable BuildUntracedTable(const TraceModel& m, const std::vector<uint32_t
       for (size_t j = k + 1; j < slices.size() && s.ts[slices[j]] == start; ++j) {
         if (s.dur[slices[j]] > s.dur[next]) next = slices[j];
       }
-      const uint64_t before = last == kNoNeighbour ? kNoNeighbour : s.name[last];
+      const auto on_track = last_on_track.find(s.track[next]);
+      const uint32_t prev = on_track != last_on_track.end() ? on_track->second : last;
+      const uint64_t before = prev == kNoNeighbour ? kNoNeighbour : s.name[prev];
       const uint64_t key = (before << 32) | s.name[next];
       auto [it, inserted] = row_of.try_emplace(key, static_cast<uint32_t>(keys.size()));
-      if (inserted) keys.emplace_back(last, next);
+      if (inserted) keys.emplace_back(prev, next);
       const int64_t untraced_end = BeforeFirstCollective(training.comm(), a, b);
       if (untraced_end - a >= kMinUntracedGapNs) acc.Add(it->second, a, untraced_end);
     }
@@ -94,14 +160,29 @@ FunctionTable BuildUntracedTable(const TraceModel& m, const std::vector<uint32_t
       cover_end = end;
       last = i;
     }
+    auto [it, inserted] = last_on_track.try_emplace(s.track[i], i);
+    if (!inserted && end > s.ts[it->second] + s.dur[it->second]) it->second = i;
+  }
+  // Rows "inside X" (keys: (kNoNeighbour, an X slice)), after the "between A and B" ones.
+  const size_t first_inside = keys.size();
+  std::unordered_map<uint32_t, uint32_t> inside_row;  // annotation name -> row
+  for (const Piece& p : UntracedInsideAnnotations(training, s, w)) {
+    auto [it, inserted] = inside_row.try_emplace(s.name[p.annotation], static_cast<uint32_t>(keys.size()));
+    if (inserted) keys.emplace_back(kNoNeighbour, p.annotation);
+    acc.Add(it->second, p.start, p.end);
   }
   std::vector<FunctionStat> rows(keys.size());
   acc.Finish(rows);
   for (size_t r = 0; r < rows.size(); ++r) {
     const auto [before, after] = keys[r];
-    rows[r].name = before == kNoNeighbour ? "before " + std::string(m.Str(s.name[after]))
-                                      : "between " + std::string(m.Str(s.name[before])) + " and " +
-                                            std::string(m.Str(s.name[after]));
+    const std::string name(m.Str(s.name[after]));
+    if (r >= first_inside) {
+      rows[r].name = "inside " + name;
+    } else if (before == kNoNeighbour) {
+      rows[r].name = "before " + name;
+    } else {
+      rows[r].name = "between " + std::string(m.Str(s.name[before])) + " and " + name;
+    }
   }
   return FinishTable(std::move(rows), max_rows, w.length());
 }

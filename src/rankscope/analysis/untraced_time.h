@@ -8,14 +8,23 @@
 // the first CPU collective in flight in it (a rank waiting for its peers inside a gloo all-reduce
 // is waiting, and after it the thread waits to be woken, on a busy host for tens of milliseconds:
 // neither is code of its own), is an instance of a row keyed by where it lies: "between A and B",
-// A the outermost slice that ended last before it, B the outermost one that starts it. The
-// row's name is the same on every rank that runs the same code, so the cluster compares a
-// rank's untraced time at one place in its step with its peers' at the same place. With Python
-// stacks the frames cover the thread and the table is (nearly) empty.
+// B the outermost slice that starts the next recorded run and A the outermost one that ended last
+// before the gap on B's thread (a helper thread's call that happens to end in one step's gap does
+// not make that step's gap another row). The row's name is the same on every rank that runs the
+// same code, so the cluster compares a rank's untraced time at one place in its step with its
+// peers' at the same place. With Python stacks the frames cover the thread and the table is
+// (nearly) empty.
+//
+// An annotation (a `record_function` range) is a label, not code: the instants inside one in which
+// no op, runtime call or Python frame runs on a training thread are the range's own untraced time,
+// the row "inside X" (X the innermost range: a nested one keeps its own), cut the same way. A pause
+// or pure-Python work in a user's `with record_function("## backward ##")` block is named by it.
 //
 // Left out: ProfilerStep#N (it spans the step), rankscope's collector threads, the threads that
-// run a CPU backend's collectives. Memory: one row per distinct (A, B) with a gap, one duration
-// per gap in the window (FunctionAccumulator), capped like every function table.
+// run a CPU backend's collectives. Memory: one row per distinct (A, B) with a gap and per
+// annotation name with untraced time inside, one duration per gap in the window
+// (FunctionAccumulator), capped like every function table; the annotations nested in each range
+// while it is measured.
 #pragma once
 
 #include <vector>
