@@ -382,6 +382,47 @@ def test_synthetic_extra_gpu_work_on_one_rank_is_named_as_its_own_and_costed(sha
     assert not any(f["name"] == GEMM for f in report["cluster"]["functions"])
 
 
+JITTER = ["--jitter-step-pct", 1, "--jitter-kernel-pct", 3, "--seed", 1]  # the accuracy benchmark's
+
+
+def test_synthetic_host_pause_inside_an_annotation_is_named_by_it(shared_dir, run_rankscope, tmp_path):
+    """Rank 4's host pauses 11.5 ms (10 % of the step) at the start of its `## backward ##` range,
+    where its GPU has drained its queue, so that the GPU waits as long, on ranks whose kernels
+    jitter. No op runs there and the trace has no Python stacks: the range's own untraced time
+    ("inside ## backward ##", analysis/untraced_time.h) names it; before, only the backward phase."""
+    truth = make_v100_set(shared_dir, tmp_path / "set", "--slow-ranks", 4, "--host-delay-us", 11500,
+                          "--host-delay-at", "## backward ##", "--host-delay-inside", *JITTER)
+    assert truth["host_delay"]["per_step"] == 1 and truth["injected_per_step_ns"] == 11_500_000
+    report = analyze(run_rankscope, tmp_path / "set")
+    top = report["findings"][0]
+    assert top["ranks"] == [4]
+    (function,) = [e for e in evidence(top, "function") if e["rank"] == 4]
+    assert (function["subject_kind"], function["subject"]) == ("untraced", "inside ## backward ##")
+    assert function["values"]["excess_ns"] == pytest.approx(11.5 * MS, rel=0.05)
+    assert top["next"]["text"].startswith("find the Python that rank 4 runs inside ## backward ##")
+    assert top["cost"]["saving_ns"] == pytest.approx(truth["saving_per_step_ns"], rel=0.15)
+
+
+def test_synthetic_jittered_healthy_set_has_no_finding(shared_dir, run_rankscope, tmp_path):
+    """Eight ranks whose kernels run 0-2 % longer per step and 0-6 % per kernel at random: the
+    ranks differ in every step, none consistently; nothing stands out."""
+    make_v100_set(shared_dir, tmp_path / "set", *JITTER)
+    report = analyze(run_rankscope, tmp_path / "set")
+    assert [f["kind"] for f in report["findings"]] == []
+    steps = {r["rank"]: r["step_ns"] for r in report["cluster"]["ranks"]}
+    assert len(set(steps.values())) == 8  # the jitter made every rank's steps its own
+
+
+def test_synthetic_host_delay_is_refused_where_the_gpu_would_hide_it(shared_dir, tmp_path):
+    """Before `## forward ##` the GPU still runs work launched earlier while later work starts: a
+    pause there would be partly hidden, which the generator's model does not compute."""
+    proc = subprocess.run([sys.executable, str(REPO / "tools/make_synthetic_ranks.py"), str(shared_dir / V100),
+                           str(tmp_path / "set"), "--ranks", "2", "--slow-ranks", "1", "--host-delay-us", "5000",
+                           "--host-delay-at", "## forward ##"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "cannot delay the host at '## forward ##'" in proc.stderr and "where the GPU is idle" in proc.stderr
+
+
 def test_gpu_work_on_a_shared_gpu_keeps_its_per_step_cost(shared_dir, run_rankscope):
     """Three ranks on one H100 (gpu_h100/devKernel): rank 0's extra GEMMs slow its peers through
     the GPU they share, which the replay cannot see; the per-step estimate stands."""

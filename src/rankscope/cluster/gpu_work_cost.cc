@@ -58,6 +58,8 @@ bool IsGpuWork(const Finding& f) {
   return f.subject_kind == "kernel" || f.subject_kind == "kernels_of_op" || f.subject_kind == "memory_op";
 }
 
+bool RunsOnGpu(const RankSummary& rank) { return rank.gpu.activities > 0; }
+
 bool SharesGpu(const std::vector<RankSummary>& ranks, const std::vector<RankHost>& hosts, size_t r) {
   if (r >= ranks.size() || r >= hosts.size() || hosts[r].source == HostSource::kNone) return false;
   const std::vector<int32_t>& mine = ranks[r].gpu.devices;
@@ -73,10 +75,16 @@ bool SharesGpu(const std::vector<RankSummary>& ranks, const std::vector<RankHost
 void CostGpuWorkByReplay(const GpuWorkCostInput& in, std::vector<Finding>* findings) {
   if (!in.replay->faithful()) return;
   for (Finding& f : *findings) {
-    if ((f.kind != FindingKind::kSlowFunction && f.kind != FindingKind::kExtraWork) || !IsGpuWork(f)) continue;
+    if (f.kind != FindingKind::kSlowFunction && f.kind != FindingKind::kExtraWork) continue;
     std::vector<uint32_t> fixed;
     std::vector<double> excess;
     if (!RanksAndExcess(f, *in.rank_numbers, &fixed, &excess)) continue;
+    // Host work of a rank that runs on a GPU too: its step ends where the host next waits for it.
+    if (!IsGpuWork(f) && !std::all_of(fixed.begin(), fixed.end(), [&](uint32_t r) {
+          return r < in.ranks->size() && RunsOnGpu((*in.ranks)[r]);
+        })) {
+      continue;
+    }
     if (std::any_of(fixed.begin(), fixed.end(), [&](uint32_t r) { return SharesGpu(*in.ranks, *in.hosts, r); })) {
       continue;
     }

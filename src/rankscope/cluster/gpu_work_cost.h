@@ -13,6 +13,13 @@
 // where its segments exceed their peers' (StepGraph::RanksWithoutExcess). The per-step estimate
 // stays as evidence. Below the minimum cost the finding is information, as a per-step cost is.
 //
+// So is host work (a CPU op, a Python path, untraced time) of ranks that run on a GPU (round 18):
+// the same host clock counts it, and what it costs is what it delays the GPU by, which the
+// segments between collectives show — nothing where the GPU still had queued work to run, all of
+// it where the GPU waited (semi-synthetic V100 sets, a host pause of 5.75 ms where the GPU is idle,
+// on ranks whose kernels jitter: 3.58 ms per step, 4.44 replayed, 5.17 saved). CPU-only ranks keep
+// the per-step cost, whose host clock is theirs.
+//
 // Not where a finding's rank shares its GPU with another rank (the same device of the same host):
 // ranks that time-share a GPU slow each other through it, which the replay, keeping every other
 // segment as measured, cannot see — as an oversubscribed CPU (replay_bound.h). There the per-step
@@ -36,6 +43,9 @@ namespace rankscope {
 
 // Whether `f`'s subject is work that runs on a GPU.
 bool IsGpuWork(const Finding& f);
+
+// Whether the rank's trace holds GPU activity.
+bool RunsOnGpu(const RankSummary& rank);
 
 // Whether rank index `r` ran GPU work on a device that another rank of its (known) host used too.
 bool SharesGpu(const std::vector<RankSummary>& ranks, const std::vector<RankHost>& hosts, size_t r);
