@@ -11,10 +11,12 @@ Three parts (--parts, default all):
              rotate; the slow node is two ranks of one pretend host (a hosts file); two-faults
              is extra forward work on one rank and a host sleep on a rank of another host, at
              once (its what-if: the report's saving for fixing every finding together).
-  synthetic  semi-synthetic NCCL sets from one real GPU trace (tools/make_synthetic_ranks.py):
-             one kernel slowed on one rank, the same kernel slowed by a factor over all its launch
-             shapes, a slow node, a healthy set; the waiting is physically consistent (docs in
-             the tool).
+  synthetic  semi-synthetic NCCL sets from one real GPU trace (tools/make_synthetic_ranks.py), 8
+             ranks whose kernels jitter: one kernel slowed on one rank, a GEMM slowed by a factor
+             over all its launch shapes, a slow node, extra GEMMs of one rank, a host pause before
+             the backward pass and one inside its annotation, --repeats times (seed and faulty rank
+             rotating), and clean sets; the waiting is physically consistent (docs in the tool),
+             and the measured saving is the model's (the injected delay, less what jitter hides).
   gpu        recorded real GPU runs (--gpu DIR, repeatable): ranks sharing one GPU with gloo and
              CUDA tensors, recorded by bench/gpu/capture.sh ground-truth on a GPU machine.
 
@@ -215,49 +217,69 @@ def run_synthetic(binary, work, args):
     shared = pathlib.Path(os.environ.get("RANKSCOPE_SHARED", REPO.parent / "shared"))
     source = shared / SYNTH_SOURCE
     rows = []
-    for name, kind, ranks, extra in synthetic_sets():
-        out = work / "synthetic" / name
-        truth_file = out.parent / (name + ".truth.json")
+    for s in synthetic_sets(args.repeats):
+        out = work / "synthetic" / s["name"]
+        truth_file = out.parent / (s["name"] + ".truth.json")
         if not truth_file.exists():
             out.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, str(REPO / "tools/make_synthetic_ranks.py"), str(source), str(out),
                             "--truth", str(truth_file), "--ranks", "8", "--ranks-per-host", "2",
-                            "--clock-offsets-us", "0,1500.25,-800.5,42", *extra],
+                            "--clock-offsets-us", "0,1500.25,-800.5,42", *s["args"]],
                            check=True, capture_output=True, timeout=1200)
         truth = json.loads(truth_file.read_text())
         report = analyze(binary, out)
-        # The slowed kernel is the function to name (by its name: a spread slowdown at the name).
-        t = {"kind": kind, "ranks": ranks, "ms": truth.get("injected_per_step_ns", 0) / 1e6,
-             "patterns": [n.split("(")[0].split("<")[0].replace("void ", "") for n in truth["kernel"]["names"]] or None}
+        ranks = s["ranks"]
+        t = {"kind": s["kind"], "ranks": ranks, "ms": truth.get("injected_per_step_ns", 0) / 1e6,
+             "patterns": s.get("patterns") or
+             [n.split("(")[0].split("<")[0].replace("void ", "") for n in truth["kernel"]["names"]] or None,
+             "with_stack": False}  # the source trace has no Python stacks
         hosts = {int(r): h for r, h in truth["hosts"].items()}
         r = scoring.score(report, t, hosts if len(ranks) > 1 else None)
         if ranks:
-            r["measured_saving_ns"] = truth.get("injected_per_step_ns", 0)  # exact by construction
+            # What fixing it saves, by the generator's model of the job (the injected delay where no
+            # other rank's jitter hides a part of it).
+            r["measured_saving_ns"] = truth.get("saving_per_step_ns", truth.get("injected_per_step_ns", 0))
             r["estimated_saving_ns"] = r["top"]["cost_ns"] if r["top"] and r["rank_ok"] else 0
             r["costed"] = bool(r["top"] and r["rank_ok"] and r["top"]["costed"])
-        rows.append(dict(r, source="synthetic", scenario=name, kind=kind if ranks else "clean",
-                         magnitude=name.rsplit("-", 1)[-1] if ranks else "-", injected_ms=t["ms"]))
+        rows.append(dict(r, source="synthetic", scenario=s["name"], kind=s["kind"] if ranks else "clean",
+                         magnitude=s["magnitude"], injected_ms=t["ms"]))
     return rows
 
 
-def synthetic_sets():
-    """Scenarios at about 5, 10 and 25 % of the V100 trace's step (115 ms): one kernel (one launch
-    per step) slower on one rank or on both ranks of a host; a GEMM kernel launched 36 times per
-    step in 13 shapes (4.6 ms per step in all) slower by a factor on one rank; the same time as
-    extra GEMMs one rank runs after each of its own (a kernel no other rank runs)."""
-    sets = [("clean", "none", [], [])]
+def synthetic_sets(repeats):
+    """Scenarios at about 5, 10 and 25 % of the V100 trace's step (115 ms), each `repeats` times
+    with its own jitter seed and faulty rank, on ranks whose kernels run 0-2 % longer per step and
+    0-6 % per kernel at random (so that the ranks differ as real GPUs do); clean sets, one per
+    repeat and two more. The faults: one kernel (one launch per step) slower on one rank or on both
+    ranks of a host; a GEMM kernel launched 36 times per step in 13 shapes (4.6 ms per step in all)
+    slower by a factor on one rank; the same time as extra GEMMs one rank runs after each of its
+    own (a kernel no other rank runs); a host pause before the backward pass (untraced time: no
+    Python stacks), and one inside the `## backward ##` annotation (the pass's own untraced time),
+    each where the GPU has drained its queue, so that the whole pause delays the GPU."""
+    def jitter(seed):
+        return ["--jitter-step-pct", "1", "--jitter-kernel-pct", "3", "--seed", str(seed)]
+    sets = [dict(name=f"clean-s{seed}", kind="none", ranks=[], magnitude="-", args=jitter(seed))
+            for seed in range(1, repeats + 3)]
     one = "split_embedding_codegen_forward_unweighted_kernel"
     spread = "volta_sgemm_128x32_nt"
-    for pct, extra_us, factor in ((5, 5750, 2.23), (10, 11500, 3.5), (25, 28700, 7.2)):
-        sets.append((f"kernel-{pct}%", "slow-forward", [5],
-                     ["--slow-kernel", one, "--slow-ranks", "5", "--slow-extra-us", str(extra_us)]))
-        sets.append((f"shapes-{pct}%", "slow-kernel-shapes", [3],
-                     ["--slow-kernel", spread, "--slow-factor", str(factor), "--slow-ranks", "3"]))
-        sets.append((f"node-{pct}%", "node", [6, 7],
-                     ["--slow-kernel", one, "--slow-ranks", "6,7", "--slow-extra-us", str(extra_us)]))
-        sets.append((f"extra-gemms-{pct}%", "extra-gpu-work", [2],
-                     ["--slow-kernel", spread, "--slow-factor", str(factor), "--slow-ranks", "2",
-                      "--extra-kernel", "sm70_xmma_gemm_f32f32_extra"]))
+    backward = "## backward ##"
+    for seed in range(1, repeats + 1):
+        def rank(r):  # the faulty rank rotates with the repeat
+            return (r + 3 * (seed - 1)) % 8
+        node = [rank(6) // 2 * 2, rank(6) // 2 * 2 + 1]
+        for pct, extra_us, factor in ((5, 5750, 2.23), (10, 11500, 3.5), (25, 28700, 7.2)):
+            def add(kind, ranks, extra, patterns=None):
+                sets.append(dict(name=f"{kind}-{pct}%-s{seed}", kind=kind, ranks=ranks, magnitude=f"{pct}%",
+                                 patterns=patterns, args=extra + ["--slow-ranks", ",".join(map(str, ranks))]
+                                 + jitter(seed)))
+            add("slow-kernel", [rank(5)], ["--slow-kernel", one, "--slow-extra-us", str(extra_us)])
+            add("slow-kernel-shapes", [rank(3)], ["--slow-kernel", spread, "--slow-factor", str(factor)])
+            add("node", node, ["--slow-kernel", one, "--slow-extra-us", str(extra_us)])
+            add("extra-gpu-work", [rank(2)], ["--slow-kernel", spread, "--slow-factor", str(factor),
+                                              "--extra-kernel", "sm70_xmma_gemm_f32f32_extra"])
+            add("host-sleep", [rank(1)], ["--host-delay-us", str(extra_us), "--host-delay-at", backward])
+            add("host-work", [rank(4)], ["--host-delay-us", str(extra_us), "--host-delay-at", backward,
+                                         "--host-delay-inside"], patterns=["inside " + backward])
     return sets
 
 
