@@ -15,7 +15,8 @@ Three parts (--parts, default all):
              ranks whose kernels jitter: one kernel slowed on one rank, a GEMM slowed by a factor
              over all its launch shapes, a slow node, extra GEMMs of one rank, a host pause before
              the backward pass and one inside its annotation, --repeats times (seed and faulty rank
-             rotating), and clean sets; the waiting is physically consistent (docs in the tool),
+             rotating), and clean sets; on the A100 DDP trace a pause before each gradient
+             all-reduce (a slowed collective) and one before the forward pass; the waiting is physically consistent (docs in the tool),
              and the measured saving is the model's (the injected delay, less what jitter hides).
   gpu        recorded real GPU runs (--gpu DIR, repeatable): ranks sharing one GPU with gloo and
              CUDA tensors, recorded by bench/gpu/capture.sh ground-truth on a GPU machine.
@@ -211,13 +212,14 @@ def run_cpu(binary, work, args):
 # ---- semi-synthetic NCCL sets --------------------------------------------------------------
 
 SYNTH_SOURCE = "traces/hta/trace_diff_test_v100/test.json.gz"  # V100, NCCL, 6 steps
+A100_SOURCE = "traces/hta/nccl_2rank_a100/nccl_data.json.gz"  # A100, NCCL, DDP, 3 steps, the GPU often idle
 
 
 def run_synthetic(binary, work, args):
     shared = pathlib.Path(os.environ.get("RANKSCOPE_SHARED", REPO.parent / "shared"))
-    source = shared / SYNTH_SOURCE
     rows = []
-    for s in synthetic_sets(args.repeats):
+    for s in synthetic_sets(args.repeats) + a100_sets(args.repeats):
+        source = shared / s.get("source", SYNTH_SOURCE)
         out = work / "synthetic" / s["name"]
         truth_file = out.parent / (s["name"] + ".truth.json")
         if not truth_file.exists():
@@ -246,6 +248,11 @@ def run_synthetic(binary, work, args):
     return rows
 
 
+def jitter(seed):
+    """Every rank's kernels 0-2 % longer per step and 0-6 % per kernel, at random."""
+    return ["--jitter-step-pct", "1", "--jitter-kernel-pct", "3", "--seed", str(seed)]
+
+
 def synthetic_sets(repeats):
     """Scenarios at about 5, 10 and 25 % of the V100 trace's step (115 ms), each `repeats` times
     with its own jitter seed and faulty rank, on ranks whose kernels run 0-2 % longer per step and
@@ -256,8 +263,6 @@ def synthetic_sets(repeats):
     own (a kernel no other rank runs); a host pause before the backward pass (untraced time: no
     Python stacks), and one inside the `## backward ##` annotation (the pass's own untraced time),
     each where the GPU has drained its queue, so that the whole pause delays the GPU."""
-    def jitter(seed):
-        return ["--jitter-step-pct", "1", "--jitter-kernel-pct", "3", "--seed", str(seed)]
     sets = [dict(name=f"clean-s{seed}", kind="none", ranks=[], magnitude="-", args=jitter(seed))
             for seed in range(1, repeats + 3)]
     one = "split_embedding_codegen_forward_unweighted_kernel"
@@ -280,6 +285,26 @@ def synthetic_sets(repeats):
             add("host-sleep", [rank(1)], ["--host-delay-us", str(extra_us), "--host-delay-at", backward])
             add("host-work", [rank(4)], ["--host-delay-us", str(extra_us), "--host-delay-at", backward,
                                          "--host-delay-inside"], patterns=["inside " + backward])
+    return sets
+
+
+def a100_sets(repeats):
+    """Host-side faults on the A100 DDP trace (222 ms steps, its GPU waiting for its host at many
+    points), at 5, 10 and 25 % of the step, each `repeats` times, on jittering ranks: a pause before
+    each of the 5 gradient all-reduces per step (a slowed collective: the DDP hook inside autograd's
+    AccumulateGrad launches them) and one before the forward pass; two clean sets."""
+    sets = [dict(name=f"a100-clean-s{seed}", kind="none", ranks=[], magnitude="-", source=A100_SOURCE,
+                 args=jitter(seed)) for seed in range(11, 13)]
+    for seed in range(1, repeats + 1):
+        for pct in (5, 10, 25):
+            step_us = 222_000 * pct / 100
+            for kind, rank, at, per_step in (("slow-collective", 5, "c10d::allreduce_", 5),
+                                             ("host-sleep", 2, "## forward ##", 1)):
+                r = (rank + 3 * (seed - 1)) % 8
+                sets.append(dict(name=f"a100-{kind}-{pct}%-s{seed}", kind=kind, ranks=[r], magnitude=f"{pct}%",
+                                 source=A100_SOURCE, args=["--slow-ranks", str(r), "--host-delay-us",
+                                                           str(step_us / per_step), "--host-delay-at", at]
+                                 + jitter(seed)))
     return sets
 
 
