@@ -11,13 +11,14 @@ Three parts (--parts, default all):
              rotate; the slow node is two ranks of one pretend host (a hosts file); two-faults
              is extra forward work on one rank and a host sleep on a rank of another host, at
              once (its what-if: the report's saving for fixing every finding together).
-  synthetic  semi-synthetic NCCL sets from one real GPU trace (tools/make_synthetic_ranks.py), 8
-             ranks whose kernels jitter: one kernel slowed on one rank, a GEMM slowed by a factor
-             over all its launch shapes, a slow node, extra GEMMs of one rank, a host pause before
-             the backward pass and one inside its annotation, --repeats times (seed and faulty rank
-             rotating), and clean sets; on the A100 DDP trace a pause before each gradient
-             all-reduce (a slowed collective) and one before the forward pass; the waiting is physically consistent (docs in the tool),
-             and the measured saving is the model's (the injected delay, less what jitter hides).
+  synthetic  semi-synthetic NCCL sets from two real GPU traces (tools/make_synthetic_ranks.py),
+             8 ranks whose kernels jitter. On the V100 trace: one kernel slowed on one rank, a GEMM
+             slowed by a factor over all its launch shapes, a slow node, extra GEMMs of one rank, a
+             host pause before the backward pass and one inside its annotation; on the A100 DDP
+             trace: a pause before each gradient all-reduce (a slowed collective) and one before the
+             forward pass; --repeats times (seed and faulty rank rotating), and clean sets. The
+             waiting is physically consistent (docs in the tool), and the measured saving is the
+             model's (the injected delay, less what jitter hides).
   gpu        recorded real GPU runs (--gpu DIR, repeatable): ranks sharing one GPU with gloo and
              CUDA tensors, recorded by bench/gpu/capture.sh ground-truth on a GPU machine.
 
