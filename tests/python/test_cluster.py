@@ -403,6 +403,27 @@ def test_synthetic_host_pause_inside_an_annotation_is_named_by_it(shared_dir, ru
     assert top["cost"]["saving_ns"] == pytest.approx(truth["saving_per_step_ns"], rel=0.15)
 
 
+def test_synthetic_pause_before_each_gradient_all_reduce_is_named_at_accumulate_grad(shared_dir, run_rankscope,
+                                                                                   tmp_path):
+    """A slowed collective on GPUs of their own: rank 5's host pauses 4.44 ms before each of the 5
+    gradient all-reduces per step (10 % of the A100 DDP trace's step), where its GPU waits for it.
+    Without Python stacks the trace names the place: autograd's AccumulateGrad, where DDP's hook
+    launches them, as many calls as its peers' and 22.2 ms longer; the next step says to look at
+    the hooks, and the cost is what the pause delays the job by."""
+    truth = make_set(shared_dir, tmp_path / "set", "--ranks", 8, "--ranks-per-host", 2, "--slow-ranks", 5,
+                     "--host-delay-us", 4440, "--host-delay-at", "c10d::allreduce_", *JITTER)
+    assert truth["host_delay"]["per_step"] == 5 and truth["injected_per_step_ns"] == 22_200_000
+    report = analyze(run_rankscope, tmp_path / "set")
+    top = report["findings"][0]
+    assert top["ranks"] == [5]
+    (function,) = [e for e in evidence(top, "function") if e["rank"] == 5]
+    assert function["subject"] == "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+    assert function["values"]["excess_ns"] == pytest.approx(22.2 * MS, rel=0.02)
+    assert function["values"]["calls"] == function["values"]["median_calls"]
+    assert top["next"]["text"].startswith("look at the hooks that run when rank 5 accumulates a gradient")
+    assert top["cost"]["saving_ns"] == pytest.approx(truth["saving_per_step_ns"], rel=0.05)
+
+
 def test_synthetic_jittered_healthy_set_has_no_finding(shared_dir, run_rankscope, tmp_path):
     """Eight ranks whose kernels run 0-2 % longer per step and 0-6 % per kernel at random: the
     ranks differ in every step, none consistently; nothing stands out."""

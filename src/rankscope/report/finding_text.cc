@@ -471,11 +471,25 @@ std::string NextForHook(const Finding& f, const Evidence& part) {
                      FunctionLabel(part), part.Get("calls"), part.Get("median_calls"), Per(f));
 }
 
+// AccumulateGrad itself only adds a gradient into .grad: more time in it with the same calls is
+// the hooks that run when a gradient is ready (DDP's reducer launches its bucket all-reduces there).
+bool IsAccumulateGrad(const Evidence& e) {
+  return e.subject_kind == "cpu_op" && e.subject.starts_with("autograd::engine::evaluate_function: ") &&
+         e.subject.ends_with("AccumulateGrad") && e.Get("calls") <= e.Get("median_calls") + 0.5;
+}
+
 std::string NextForFunction(const Finding& f) {
   const Evidence* e = FunctionEvidenceFor(f, f.next.subject);
   if (!e) return fmt::format("look at {} on {}", f.next.subject, Ranks(f.ranks));
   if (e->subject_kind == "untraced") return NextForUntraced(f, e->subject);
   const Evidence* phase = f.FindEvidence(EvidenceKind::kPhase);
+  if (IsAccumulateGrad(*e)) {
+    return fmt::format("look at the hooks that run when {} accumulates a gradient (a DDP communication hook and the "
+                       "bucket all-reduces it launches, register_post_accumulate_grad_hook, Tensor.register_hook): "
+                       "AccumulateGrad takes {}{} there and {} on its peers with as many calls; record with "
+                       "with_stack=True to name them",
+                       Ranks(f.ranks), D(e->Get("value_ns")), Per(f), D(e->Get("median_ns")));
+  }
   return fmt::format("find out why {} {} takes {}{} on {} and {} on its peers{} (input shapes, clocks or throttling, a "
                      "different code path); `rankscope analyze --rank {}` shows where it runs",
                      FunctionKindWords(e->subject_kind), FunctionLabel(*e), D(e->Get("value_ns")), Per(f), Ranks(f.ranks),
