@@ -1,6 +1,7 @@
 #include "rankscope/analysis/untraced_time.h"
 
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 #include "rankscope/analysis/collectives.h"
@@ -76,50 +77,84 @@ struct Piece {
   int64_t start, end;
 };
 
-// [a, b) minus `cover`, appended to `out` as pieces of `annotation`.
-void AppendUncovered(const std::vector<Interval>& cover, uint32_t annotation, int64_t a, int64_t b,
-                     std::vector<Piece>& out) {
+// The pieces of [a, b) minus `cover` (sorted, disjoint) at least `min_length` long, appended to `out`.
+void AppendUncovered(const std::vector<Interval>& cover, int64_t a, int64_t b, std::vector<Interval>& out,
+                     int64_t min_length = 1) {
   auto it = std::upper_bound(cover.begin(), cover.end(), a, [](int64_t t, const Interval& i) { return t < i.end; });
   for (int64_t at = a; at < b; ++it) {
     const int64_t next = it == cover.end() ? b : std::min(std::max(it->start, at), b);
-    if (next > at) out.push_back({annotation, at, next});
+    if (next - at >= min_length) out.push_back({at, next});
     if (it == cover.end()) break;
     at = std::max(at, it->end);
   }
 }
 
-// Untraced time inside annotations: each instant of a record_function range in which no op,
-// runtime call or Python frame runs on a training thread, and no annotation nested in it starts
-// (that one's own), up to the first CPU collective in flight; pieces of at least
-// kMinUntracedGapNs, in start order. The code that runs there (a sleep, pure Python, I/O in the
-// user's `with record_function(...)` block) is named by the block.
-std::vector<Piece> UntracedInsideAnnotations(const TrainingSlices& t, const SliceTable& s, const Window& w) {
-  const std::vector<uint32_t>& ann = t.annotations();
-  const std::vector<Interval>& code = t.code().intervals();
-  std::vector<Piece> out, pieces;
-  for (size_t k = 0; k < ann.size(); ++k) {
-    const uint32_t x = ann[k];
-    const int64_t a = std::max(s.ts[x], w.start), b = std::min(s.ts[x] + s.dur[x], w.end);
-    if (b - a < kMinUntracedGapNs) continue;
-    pieces.clear();
-    // What nested annotations (starting inside it, ending by its end) hold is theirs.
-    std::vector<Interval> nested;
-    for (size_t j = k + 1; j < ann.size() && s.ts[ann[j]] < s.ts[x] + s.dur[x]; ++j) {
-      const int64_t end = s.ts[ann[j]] + s.dur[ann[j]];
-      if (end <= s.ts[x] + s.dur[x]) nested.push_back({s.ts[ann[j]], end});
+// The ranges directly nested in each of one thread's ranges (in start order, a parent before the
+// ranges that start with it), by a stack of the open ones: a range's parent is the innermost open
+// range that contains it, looked for among the kMaxNestingDepth innermost (a malformed trace's
+// overlapping ranges have none).
+constexpr size_t kMaxNestingDepth = 64;
+
+std::vector<std::vector<Interval>> NestedRanges(const SliceTable& s, const std::vector<uint32_t>& ranges) {
+  std::vector<std::vector<Interval>> children(ranges.size());
+  std::vector<size_t> open;  // indices into `ranges`
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    const int64_t start = s.ts[ranges[k]], end = start + s.dur[ranges[k]];
+    while (!open.empty() && s.ts[ranges[open.back()]] + s.dur[ranges[open.back()]] <= start) open.pop_back();
+    for (size_t d = 0; d < open.size() && d < kMaxNestingDepth; ++d) {
+      const size_t parent = open[open.size() - 1 - d];
+      if (s.ts[ranges[parent]] + s.dur[ranges[parent]] >= end) {
+        children[parent].push_back({start, end});
+        break;
+      }
     }
-    AppendUncovered(code, x, a, b, pieces);
-    const IntervalSet held = IntervalSet::Union(nested);
-    for (const Piece& p : pieces) {
-      std::vector<Piece> free;
-      AppendUncovered(held.intervals(), x, p.start, p.end, free);
-      for (const Piece& f : free) {
-        const int64_t end = BeforeFirstCollective(t.comm(), f.start, f.end);
-        if (end - f.start >= kMinUntracedGapNs) out.push_back({x, f.start, end});
+    open.push_back(k);
+  }
+  return children;
+}
+
+// Untraced time inside annotations: each instant of a record_function range in which no op,
+// runtime call or Python frame runs on a training thread, and no range nested in it on its thread
+// runs (that one's own), up to the first CPU collective in flight; pieces of at least
+// kMinUntracedGapNs, in start order. The code that runs there (a sleep, pure Python, I/O in the
+// user's `with record_function(...)` block) is named by the block. Cost: the window's gaps of at
+// least kMinUntracedGapNs are found once; each range then visits the gaps in it and its children.
+std::vector<Piece> UntracedInsideAnnotations(const TrainingSlices& t, const SliceTable& s, const Window& w) {
+  std::vector<Interval> gaps;  // a shorter gap has no piece long enough
+  AppendUncovered(t.code().intervals(), w.start, w.end, gaps, kMinUntracedGapNs);
+  std::unordered_map<uint32_t, std::vector<uint32_t>> on_track;  // track -> its ranges
+  for (const uint32_t x : t.annotations()) on_track[s.track[x]].push_back(x);
+  std::vector<Piece> out;
+  std::vector<Interval> in_range, free;
+  for (auto& [track, ranges] : on_track) {
+    // A parent before the ranges it holds that start with it (the trace writes a range when it ends).
+    std::stable_sort(ranges.begin(), ranges.end(), [&](uint32_t l, uint32_t r) {
+      return s.ts[l] != s.ts[r] ? s.ts[l] < s.ts[r] : s.dur[l] > s.dur[r];
+    });
+    const std::vector<std::vector<Interval>> children = NestedRanges(s, ranges);
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      const uint32_t x = ranges[k];
+      const int64_t a = std::max(s.ts[x], w.start), b = std::min(s.ts[x] + s.dur[x], w.end);
+      if (b - a < kMinUntracedGapNs) continue;
+      in_range.clear();
+      auto g = std::upper_bound(gaps.begin(), gaps.end(), a, [](int64_t v, const Interval& i) { return v < i.end; });
+      for (; g != gaps.end() && g->start < b; ++g) in_range.push_back({std::max(g->start, a), std::min(g->end, b)});
+      if (in_range.empty()) continue;
+      std::vector<Interval> nested = children[k];  // what they hold is theirs
+      const IntervalSet held = IntervalSet::Union(nested);
+      for (const Interval& p : in_range) {
+        free.clear();
+        AppendUncovered(held.intervals(), p.start, p.end, free);
+        for (const Interval& f : free) {
+          const int64_t untraced_end = BeforeFirstCollective(t.comm(), f.start, f.end);
+          if (untraced_end - f.start >= kMinUntracedGapNs) out.push_back({x, f.start, untraced_end});
+        }
       }
     }
   }
-  std::sort(out.begin(), out.end(), [](const Piece& l, const Piece& r) { return l.start < r.start; });
+  std::sort(out.begin(), out.end(), [](const Piece& l, const Piece& r) {
+    return std::tie(l.start, l.annotation) < std::tie(r.start, r.annotation);
+  });
   return out;
 }
 

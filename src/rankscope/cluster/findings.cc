@@ -11,6 +11,11 @@
 namespace rankscope {
 namespace {
 
+// Untraced time inside a DataLoader's `enumerate(DataLoader)#...` range: the loader's own Python.
+bool IsLoaderUntracedTime(const FunctionOutlier& f) {
+  return f.kind == FunctionKind::kUntraced && f.name.starts_with("inside enumerate(DataLoader)#");
+}
+
 // Facts for the findings of one job: every number a sentence in report/finding_text.cc needs
 // goes into the finding's evidence, under the names docs/findings.md lists.
 class Rules {
@@ -337,9 +342,10 @@ NextStep Rules::NextForSlowGroup(const SlowGroup& g, const Finding& f, const Pha
   if (g.scope == SlowScope::kNode) return {NextStepKind::kCheckHost, g.host, ""};
   // A function explains the slowness when it holds at least half of the phase's excess; a
   // sleep or a stall in data loading has no function of its own, and a wait there (the loader's
-  // queue, polled while its worker processes are behind) is the input pipeline's.
-  const bool waits_for_input =
-      phase && phase->phase == StepPhase::kDataLoading && !functions.empty() && functions.front()->wait;
+  // queue, polled while its worker processes are behind) or the loader's own untraced time (its
+  // dataset and collate code, untraced_time.h) is the input pipeline's.
+  const bool waits_for_input = phase && phase->phase == StepPhase::kDataLoading && !functions.empty() &&
+                               (functions.front()->wait || IsLoaderUntracedTime(*functions.front()));
   if (!functions.empty() && !waits_for_input &&
       (!phase || functions.front()->excess_ns >= 0.5 * phase->excess_ns)) {
     return {NextStepKind::kFunctionOnRanks, functions.front()->name, functions.front()->detail};
