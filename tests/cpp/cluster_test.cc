@@ -913,6 +913,24 @@ TEST(Findings, MoreOfAHostPhaseOnARankWhoseOwnTimeIsNotLongerIsNoise) {
   EXPECT_EQ(shown->findings[0].ranks, std::vector<int64_t>{1});
 }
 
+// Untraced time inside a DataLoader's range (a slow dataset without Python stacks) is the input
+// pipeline's: the finding names it, and its next step is the input pipeline's, not "find the Python".
+TEST(Findings, TheLoadersOwnUntracedTimeIsTheInputPipelines) {
+  std::vector<RankSummary> ranks = Job({0}, 4 * kMs);
+  for (int r = 0; r < 6; ++r) {
+    FunctionStat loader{"inside enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "",
+                        ActivityClass::kCompute, 4, 0, 0, 0, 0, 4 * (r == 0 ? 5 : 1) * kMs};
+    ranks[r].untraced.rows.push_back(loader);
+  }
+  auto d = DiagnoseCluster(ranks, {});
+  ASSERT_TRUE(d.ok());
+  ASSERT_FALSE(d->findings.empty());
+  const Finding& f = d->findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kSlowFunction);
+  EXPECT_EQ(f.subject_kind, "untraced");
+  EXPECT_EQ(f.next.kind, NextStepKind::kInputPipeline);
+}
+
 TEST(Findings, ASlowFunctionOnANonSlowRankIsReportedOnlyWhenItCostsStepTime) {
   // Rank 0 runs one kernel 4 ms/step slower: not a straggler by the 10 % margin, but it sets
   // the pace, so fixing the kernel saves 4 ms per step.

@@ -425,7 +425,8 @@ std::vector<Finding> Rules::SlowFunctionFindings(
     Evidence what_if = WhatIfEvidence(f.cost, "faster");
     what_if.Set("noise_ns", Noise());
     f.evidence.push_back(std::move(what_if));
-    f.next = {NextStepKind::kCompareFunction, top.name, top.detail};
+    f.next = IsLoaderUntracedTime(top) ? NextStep{NextStepKind::kInputPipeline, top.name, ""}
+                                       : NextStep{NextStepKind::kCompareFunction, top.name, top.detail};
     finding_of[key] = out.size();
     out.push_back(std::move(f));
   }
