@@ -581,6 +581,9 @@ TEST(SlowHosts, DiagnoseClusterNamesANodeByItsWorkWhenTheRanksTimesAreTooNoisy) 
     node |= line.find("every rank of host b runs it, and no rank of another host does") != std::string::npos;
   }
   EXPECT_TRUE(calls && node) << ::testing::PrintToString(text.evidence);
+  // Code the node runs and the others do not: its next step is to find it, not to check the machine.
+  EXPECT_EQ(top.next.kind, NextStepKind::kCompareFunction);
+  EXPECT_NE(text.next.find("find where ranks 2, 3 of host b run extra_gemm"), std::string::npos) << text.next;
   // Rank 2 also a straggler for a reason of its own (+40 ms per step): it stays a finding beside
   // the node's, which explains only 5 ms of it.
   std::vector<RankSummary> straggler = ranks;

@@ -209,7 +209,10 @@ Finding HostFinding(const HostFindingInputs& in, const SortedFunctions& function
     f.subject = StepPhaseName(static_cast<StepPhase>(phase));
     f.subject_kind = "phase";
   }
-  f.next = {NextStepKind::kCheckHost, h.host, ""};
+  // Work the host's ranks do and the others do not is code to find; a host slower at the same work
+  // is the machine to check.
+  f.next = work ? NextStep{NextStepKind::kCompareFunction, work->name, work->detail}
+                : NextStep{NextStepKind::kCheckHost, h.host, ""};
   // The other hosts' ranks, metric by metric.
   auto peers_of = [&](double RankMetrics::*field) {
     std::vector<double> v;

@@ -448,10 +448,11 @@ std::string TelemetrySentence(const Evidence& e) {
 
 // Untraced time has no name to look up: the profile recorded nothing there.
 std::string NextForUntraced(const Finding& f, std::string_view place) {
-  return fmt::format("find the Python that {} runs {}: the profile records no operation there (a sleep, file or "
+  const bool one = f.ranks.size() == 1;
+  return fmt::format("find the Python that {} {} {}: the profile records no operation there (a sleep, file or "
                      "network I/O, a lock, pure-Python work); record with with_stack=True, or run `py-spy dump --pid "
-                     "PID` on the rank, to name it",
-                     Ranks(f.ranks), place);
+                     "PID` on the {}, to name it",
+                     Ranks(f.ranks), one ? "runs" : "run", place, one ? "rank" : "ranks");
 }
 
 // A CPU op a slower autograd node holds (cluster/findings.cc, HoldsAsHook): the first part listed.
@@ -567,6 +568,12 @@ std::string Next(const Finding& f) {
                            who);
       }
       if (const Evidence* part = HookPart(f)) return NextForHook(f, *part);
+      if (f.kind == FindingKind::kSlowNode) {  // work its ranks do more often than the other hosts' ranks
+        return fmt::format("find where {} of host {} run {}, more often than the other hosts' ranks: `rankscope "
+                           "analyze --rank {}` shows the CPU ops and Python paths it runs under",
+                           who, f.hosts.empty() ? "?" : f.hosts.front(),
+                           FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), first);
+      }
       // A Python path already says where it runs; a kernel or an op most ranks do not run does not.
       if (f.kind == FindingKind::kSlowFunction && OwnWork(f) && f.subject_kind != "python_path") {
         return fmt::format("find where {} runs {}, which most ranks do not run: `rankscope analyze --rank {}` shows the "
