@@ -16,7 +16,7 @@ Three parts (--parts, default all):
              slowed by a factor over all its launch shapes, a slow node, extra GEMMs of one rank, a
              host pause before the backward pass and one inside its annotation; on the A100 DDP
              trace: a pause before each gradient all-reduce (a slowed collective) and one before the
-             forward pass; --repeats times (seed and faulty rank rotating), and clean sets. The
+             forward pass, on one rank or both ranks of a host; --repeats times (seed and faulty rank rotating), and clean sets. The
              waiting is physically consistent (docs in the tool), and the measured saving is the
              model's (the injected delay, less what jitter hides).
   gpu        recorded real GPU runs (--gpu DIR, repeatable): ranks sharing one GPU with gloo and
@@ -293,19 +293,22 @@ def a100_sets(repeats):
     """Host-side faults on the A100 DDP trace (222 ms steps, its GPU waiting for its host at many
     points), at 5, 10 and 25 % of the step, each `repeats` times, on jittering ranks: a pause before
     each of the 5 gradient all-reduces per step (a slowed collective: the DDP hook inside autograd's
-    AccumulateGrad launches them) and one before the forward pass; two clean sets."""
+    AccumulateGrad launches them), one before the forward pass, and the same on both ranks of a
+    host (a slow node); two clean sets."""
     sets = [dict(name=f"a100-clean-s{seed}", kind="none", ranks=[], magnitude="-", source=A100_SOURCE,
                  args=jitter(seed)) for seed in range(11, 13)]
     for seed in range(1, repeats + 1):
         for pct in (5, 10, 25):
             step_us = 222_000 * pct / 100
-            for kind, rank, at, per_step in (("slow-collective", 5, "c10d::allreduce_", 5),
-                                             ("host-sleep", 2, "## forward ##", 1)):
-                r = (rank + 3 * (seed - 1)) % 8
-                sets.append(dict(name=f"a100-{kind}-{pct}%-s{seed}", kind=kind, ranks=[r], magnitude=f"{pct}%",
-                                 source=A100_SOURCE, args=["--slow-ranks", str(r), "--host-delay-us",
-                                                           str(step_us / per_step), "--host-delay-at", at]
-                                 + jitter(seed)))
+            node = (6 + 2 * seed) % 8
+            for name, kind, ranks, at, per_step in (
+                    ("slow-collective", "slow-collective", [(5 + 3 * (seed - 1)) % 8], "c10d::allreduce_", 5),
+                    ("host-sleep", "host-sleep", [(2 + 3 * (seed - 1)) % 8], "## forward ##", 1),
+                    ("node-sleep", "host-sleep", [node, node + 1], "## forward ##", 1)):
+                sets.append(dict(name=f"a100-{name}-{pct}%-s{seed}", kind=kind, ranks=ranks, magnitude=f"{pct}%",
+                                 source=A100_SOURCE,
+                                 args=["--slow-ranks", ",".join(map(str, ranks)), "--host-delay-us",
+                                       str(step_us / per_step), "--host-delay-at", at] + jitter(seed)))
     return sets
 
 
