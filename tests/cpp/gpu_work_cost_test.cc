@@ -94,7 +94,7 @@ TEST(GpuWorkCost, AKernelFindingIsCostedByTheReplayUnlessItsRankSharesItsGpu) {
   // The per-step model had it at half its worth (a host that ran ahead of its GPU).
   std::vector<Finding> findings = {KernelFinding(4 * kMs, truth / 2, MeanStepNs(g.ranks))};
   const GpuWorkCostInput in{g.graph.get(), &g.replay, &g.ranks, &g.hosts, &g.rank_numbers, 0.5 * kMs};
-  CostGpuWorkByReplay(in, &findings);
+  CostWorkOfGpuRanksByReplay(in, &findings);
   EXPECT_NEAR(findings[0].cost.saving_ns, truth, 0.02 * truth);
   EXPECT_NE(findings[0].severity, Severity::kInfo);
   const Evidence* replayed = nullptr;
@@ -111,7 +111,7 @@ TEST(GpuWorkCost, AKernelFindingIsCostedByTheReplayUnlessItsRankSharesItsGpu) {
   EXPECT_TRUE(SharesGpu(g.ranks, g.hosts, 1));
   EXPECT_FALSE(SharesGpu(g.ranks, g.hosts, 2));
   findings = {KernelFinding(4 * kMs, truth / 2, MeanStepNs(g.ranks))};
-  CostGpuWorkByReplay(in, &findings);
+  CostWorkOfGpuRanksByReplay(in, &findings);
   EXPECT_DOUBLE_EQ(findings[0].cost.saving_ns, truth / 2);
   // ... and so do ranks on a GPU of the same number on hosts nobody named.
   for (RankHost& h : g.hosts) h.source = HostSource::kNone;
@@ -124,7 +124,7 @@ TEST(GpuWorkCost, WorkOnTheHostKeepsItsPerStepCost) {
   std::vector<Finding> findings = {KernelFinding(4 * kMs, 1 * kMs, MeanStepNs(g.ranks))};
   findings[0].subject_kind = "cpu_op";
   const GpuWorkCostInput in{g.graph.get(), &g.replay, &g.ranks, &g.hosts, &g.rank_numbers, 0.5 * kMs};
-  CostGpuWorkByReplay(in, &findings);
+  CostWorkOfGpuRanksByReplay(in, &findings);
   EXPECT_DOUBLE_EQ(findings[0].cost.saving_ns, 1 * kMs);
 }
 

@@ -103,7 +103,7 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
     if (!d.layout.has_pipeline()) {
       BoundByReplay(graph, series, d.rank_numbers, d.min_excess_ns, &d.findings);
       // GPU work is costed where its delay shows: at the collectives (gpu_work_cost.h).
-      CostGpuWorkByReplay({&graph, &d.replay, &ranks, &d.hosts, &d.rank_numbers, d.min_excess_ns}, &d.findings);
+      CostWorkOfGpuRanksByReplay({&graph, &d.replay, &ranks, &d.hosts, &d.rank_numbers, d.min_excess_ns}, &d.findings);
     }
   }
   MergeParallelFindings(d.layout, d.parallel, &d.findings);

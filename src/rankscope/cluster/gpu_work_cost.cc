@@ -72,7 +72,7 @@ bool SharesGpu(const std::vector<RankSummary>& ranks, const std::vector<RankHost
   return false;
 }
 
-void CostGpuWorkByReplay(const GpuWorkCostInput& in, std::vector<Finding>* findings) {
+void CostWorkOfGpuRanksByReplay(const GpuWorkCostInput& in, std::vector<Finding>* findings) {
   if (!in.replay->faithful()) return;
   for (Finding& f : *findings) {
     if (f.kind != FindingKind::kSlowFunction && f.kind != FindingKind::kExtraWork) continue;

@@ -569,9 +569,9 @@ std::string Next(const Finding& f) {
       }
       if (const Evidence* part = HookPart(f)) return NextForHook(f, *part);
       if (f.kind == FindingKind::kSlowNode) {  // work its ranks do more often than the other hosts' ranks
-        return fmt::format("find where {} of host {} run {}, more often than the other hosts' ranks: `rankscope "
-                           "analyze --rank {}` shows the CPU ops and Python paths it runs under",
-                           who, f.hosts.empty() ? "?" : f.hosts.front(),
+        return fmt::format("find where {}{} run {}, more often than the other hosts' ranks: `rankscope analyze "
+                           "--rank {}` shows the CPU ops and Python paths it runs under",
+                           who, f.hosts.empty() ? "" : " of host " + f.hosts.front(),
                            FunctionLabel(f.subject_kind, f.next.subject, f.next.detail), first);
       }
       // A Python path already says where it runs; a kernel or an op most ranks do not run does not.
