@@ -187,7 +187,7 @@ class Delays:
     def __init__(self, gpu_own, host_own, step_ends):
         self.gpu_own, self.host_own, self.step_ends = gpu_own, host_own, step_ends
         self.catch = []  # (collective end, catch-up over own delay), in the order they are added
-        self.collective = {}  # event index of a communication kernel -> the collective's delay
+        self.collective = {}  # event index of a communication kernel -> the collective's delay (shared)
         self.catch_shift = Shift([])
         self.host_catch = Shift([])
 
@@ -244,11 +244,13 @@ def rank_delays(source, events, args, faulty):
         own = {i: x - (extra_ns(events[i], args) if args.extra_kernel and rank in faulty and i in source.slowed else 0)
                for i, x in extra.items()}
         per_rank.append((Delays(Shift(points), host, source.step_ends), own))
+    collective = {}  # event index of a communication kernel -> its collective's delay, one for every rank
+    for d, _ in per_rank:
+        d.collective = collective
     for start, end, launch, i in source.comms:  # in start order: the catch-ups they need are known
-        latest = max(d.gpu_before_catch(start, launch) for d, _ in per_rank)
+        collective[i] = max(d.gpu_before_catch(start, launch) for d, _ in per_rank)
         for d, _ in per_rank:
-            d.catch.append((end, latest - d.own(end, end)))
-            d.collective[i] = latest
+            d.catch.append((end, collective[i] - d.own(end, end)))
     for d, _ in per_rank:
         d.finish()
     return per_rank

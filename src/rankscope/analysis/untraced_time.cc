@@ -131,7 +131,7 @@ std::vector<Piece> UntracedInsideAnnotations(const TrainingSlices& t, const Slic
     std::stable_sort(ranges.begin(), ranges.end(), [&](uint32_t l, uint32_t r) {
       return s.ts[l] != s.ts[r] ? s.ts[l] < s.ts[r] : s.dur[l] > s.dur[r];
     });
-    const std::vector<std::vector<Interval>> children = NestedRanges(s, ranges);
+    std::vector<std::vector<Interval>> children = NestedRanges(s, ranges);
     for (size_t k = 0; k < ranges.size(); ++k) {
       const uint32_t x = ranges[k];
       const int64_t a = std::max(s.ts[x], w.start), b = std::min(s.ts[x] + s.dur[x], w.end);
@@ -140,8 +140,7 @@ std::vector<Piece> UntracedInsideAnnotations(const TrainingSlices& t, const Slic
       auto g = std::upper_bound(gaps.begin(), gaps.end(), a, [](int64_t v, const Interval& i) { return v < i.end; });
       for (; g != gaps.end() && g->start < b; ++g) in_range.push_back({std::max(g->start, a), std::min(g->end, b)});
       if (in_range.empty()) continue;
-      std::vector<Interval> nested = children[k];  // what they hold is theirs
-      const IntervalSet held = IntervalSet::Union(nested);
+      const IntervalSet held = IntervalSet::Union(children[k]);  // what they hold is theirs
       for (const Interval& p : in_range) {
         free.clear();
         AppendUncovered(held.intervals(), p.start, p.end, free);
