@@ -407,6 +407,26 @@ TEST(Definitions, UntracedTimeInsideAnnotations) {
   EXPECT_EQ(r.untraced.rows.size(), 3u);
 }
 
+// The host's waits for its GPU (host_gpu_waits.h), per step: a copy that returns after its own
+// transfer ended waits from its start to the transfer's end; a synchronize call waits all along;
+// a launch of 2 ms blocked (a full queue); a short launch and a copy whose transfer runs after
+// it returned (an asynchronous copy) do not wait.
+TEST(Definitions, HostWaitsForTheGpuPerStep) {
+  const RankSummary r = Analyze({Slice("user_annotation", "ProfilerStep#1", 0, 10000),
+                                 Slice("user_annotation", "ProfilerStep#2", 10000, 10000),
+                                 Launch(100, 5, 1), Kernel("gemm", 200, 950, 7, 1),
+                                 Launch(300, 950, 2, "cudaMemcpyAsync"),  // waits [300, 1200)
+                                 Gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 1150, 50, 7, 2),
+                                 Launch(4000, 10, 3, "cudaMemcpyAsync"),  // returns before its transfer
+                                 Gpu("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 4100, 50, 8, 3),
+                                 Slice("cuda_runtime", "cudaStreamSynchronize", 5000, 400),
+                                 Launch(12000, 2000, 4), Kernel("gemm", 14100, 100, 7, 4),
+                                 Launch(15000, 900, 5), Kernel("gemm", 15950, 100, 7, 5)});
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].host_gpu_wait_ns, 900'000 + 400'000);
+  EXPECT_EQ(r.steps[1].host_gpu_wait_ns, 2'000'000);
+}
+
 // A range that starts with its parent is written first (a trace writes a range when it ends): it
 // is still the parent's child, and its untraced time is its own only.
 TEST(Definitions, UntracedTimeOfARangeThatStartsWithItsParentIsNotTheParents) {

@@ -11,6 +11,7 @@
 #include "rankscope/analysis/derived_steps.h"
 #include "rankscope/analysis/gpu_functions.h"
 #include "rankscope/analysis/gpu_timeline.h"
+#include "rankscope/analysis/host_gpu_waits.h"
 #include "rankscope/analysis/idle_breakdown.h"
 #include "rankscope/analysis/launch_analysis.h"
 #include "rankscope/analysis/memory_usage.h"
@@ -129,7 +130,7 @@ StatusOr<RankSummary> AnalyzeRank(const TraceModel& m, const AnalysisOptions& op
     r.untraced = BuildUntracedTable(m, order, w, timeline.busy, opt.max_rows);
   }
   const IntervalSet host_compute = HostCompute(m, order);
-  r.steps = AnalyzeSteps(m, order, steps, w, acts, host_compute);
+  r.steps = AnalyzeSteps(m, order, steps, w, acts, host_compute, HostGpuWaits(m, acts));
   if (opt.function_tables) {
     r.kernels = BuildKernelTable(m, acts, timeline, w, opt.max_rows);
     r.kernel_names = BuildKernelNameTable(m, acts, timeline, w, opt.max_rows);

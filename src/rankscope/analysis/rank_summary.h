@@ -47,6 +47,9 @@ struct StepSummary {
   // Exposed time of the collectives the step launched (communication that nothing hides: the
   // time the rank waits for its peers); cluster diagnosis subtracts it from the duration.
   int64_t comm_exposed_ns = 0;
+  // Host time blocked until GPU work was done (host_gpu_waits.h): how much of the step GPU work
+  // can have set.
+  int64_t host_gpu_wait_ns = 0;
   // What the step computed (work_signature.h): equal on two ranks that ran the same operators on
   // the same input shapes; 0 when the trace has no shapes.
   uint64_t work_signature = 0;

@@ -143,7 +143,8 @@ std::vector<std::vector<PhasePiece>> StepPhaseTimelines(const TraceModel& m, con
 
 std::vector<StepSummary> AnalyzeSteps(const TraceModel& m, const std::vector<uint32_t>& order,
                                       const std::vector<ProfilerStep>& steps, const Window& w,
-                                      const std::vector<GpuActivity>& acts, const IntervalSet& host_compute) {
+                                      const std::vector<GpuActivity>& acts, const IntervalSet& host_compute,
+                                      const IntervalSet& host_gpu_waits) {
   std::vector<StepSummary> out;
   if (w.mode != WindowMode::kSteps) return out;
   const std::vector<MarkerSpan> markers = CollectMarkers(m, order);
@@ -186,6 +187,7 @@ std::vector<StepSummary> AnalyzeSteps(const TraceModel& m, const std::vector<uin
     r.compute_ns = IntervalSet::Union(compute).Length();
     r.communication_ns = IntervalSet::Union(comm).Length();
     r.host_compute_ns = host_compute.CoveredIn(st.start, st.end);
+    r.host_gpu_wait_ns = host_gpu_waits.CoveredIn(st.start, st.end);
     r.work_signature = work[k - w.first_step_index].value;
     r.shaped_ops = work[k - w.first_step_index].shaped_ops;
     out.push_back(r);

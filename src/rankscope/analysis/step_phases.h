@@ -40,6 +40,7 @@ std::vector<std::vector<PhasePiece>> StepPhaseTimelines(const TraceModel& model,
 // `order` is SlicesByStart(model).
 std::vector<StepSummary> AnalyzeSteps(const TraceModel& model, const std::vector<uint32_t>& order,
                                       const std::vector<ProfilerStep>& steps, const Window& window,
-                                      const std::vector<GpuActivity>& activities, const IntervalSet& host_compute);
+                                      const std::vector<GpuActivity>& activities, const IntervalSet& host_compute,
+                                      const IntervalSet& host_gpu_waits);
 
 }  // namespace rankscope

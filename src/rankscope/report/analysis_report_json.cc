@@ -72,6 +72,7 @@ json StepsJson(const RankSummary& r) {
                      {"gpu_end_ns", s.gpu_end_ns < 0 ? json(nullptr) : json(s.gpu_end_ns)},
                      {"host_compute_ns", s.host_compute_ns},
                      {"comm_exposed_ns", s.comm_exposed_ns},
+                     {"host_gpu_wait_ns", s.host_gpu_wait_ns},
                      // 64 bits do not fit a JSON number exactly: hex text, null without shapes.
                      {"work_signature", s.shaped_ops > 0 ? json(fmt::format("{:016x}", s.work_signature)) : json(nullptr)},
                      {"shaped_ops", s.shaped_ops}});

@@ -28,7 +28,7 @@
 namespace rankscope::summary {
 
 // 3: the window's CPU run/wait (cpu_sched); 4: p2p peers; 5: the steps' work signatures
-inline constexpr uint32_t kSummaryFormatVersion = 7;
+inline constexpr uint32_t kSummaryFormatVersion = 8;
 inline constexpr std::string_view kSummaryMagic = "RKSUMMRY";
 inline constexpr size_t kSummaryHeaderBytes = 32;
 

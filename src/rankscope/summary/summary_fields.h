@@ -16,7 +16,7 @@ template <class A>
 void Fields(A& a, StepSummary& s) {
   a(s.number), a(s.start_ns), a(s.end_ns), a(s.cpu_phase_ns), a(s.gpu_phase_ns), a(s.gpu_busy_ns), a(s.compute_ns),
       a(s.communication_ns), a(s.gpu_start_ns), a(s.gpu_end_ns), a(s.host_compute_ns), a(s.comm_exposed_ns),
-      a(s.work_signature), a(s.shaped_ops);
+      a(s.host_gpu_wait_ns), a(s.work_signature), a(s.shaped_ops);
 }
 
 template <class A>

@@ -1,0 +1,29 @@
+// The host's waits for its GPU: the instants a host thread is blocked until GPU work is done.
+//
+// A GPU job's step ends on the host. Work that only the GPU does makes a step longer only where
+// a host waits for it: a synchronize call (cudaStreamSynchronize and friends: wait_functions.h),
+// a copy that returns after its own transfer has ended (a copy to pageable host memory blocks
+// even when called Async: from the call's start to the transfer's end), a runtime or driver call
+// that blocks for kBlockedCallNs or longer (a launch into a full queue, an allocation that
+// synchronizes). A host that never waits runs ahead of its GPU, and a slower kernel costs the job
+// nothing while the GPU has idle time to absorb it (cluster/host_wait_bound.h uses the per-step
+// sums of these waits, steps[].host_gpu_wait_ns).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "rankscope/analysis/gpu_activity.h"
+#include "rankscope/analysis/interval_set.h"
+#include "rankscope/ingest/trace_model.h"
+
+namespace rankscope {
+
+// A runtime or driver call at least this long blocked the host (a launch or copy call takes
+// microseconds when it does not wait).
+inline constexpr int64_t kBlockedCallNs = 1'000'000;
+
+// The union of the host's waits (trace clock); `activities` as CollectGpuActivities returns them.
+IntervalSet HostGpuWaits(const TraceModel& model, const std::vector<GpuActivity>& activities);
+
+}  // namespace rankscope
