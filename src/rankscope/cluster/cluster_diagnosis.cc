@@ -4,6 +4,7 @@
 #include "rankscope/cluster/cpu_contention.h"
 #include "rankscope/cluster/gpu_work_cost.h"
 #include "rankscope/cluster/host_outliers.h"
+#include "rankscope/cluster/host_wait_bound.h"
 #include "rankscope/cluster/replay_bound.h"
 #include "rankscope/cluster/significance.h"
 #include "rankscope/cluster/slower_ops.h"
@@ -106,6 +107,8 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
       CostWorkOfGpuRanksByReplay({&graph, &d.replay, &ranks, &d.hosts, &d.rank_numbers, d.min_excess_ns}, &d.findings);
     }
   }
+  // Last of the costs: on GPUs, no more than the hosts waited for their GPUs (host_wait_bound.h).
+  BoundByHostWaits(ranks, series, d.rank_numbers, d.min_excess_ns, &d.findings);
   MergeParallelFindings(d.layout, d.parallel, &d.findings);
   // MergeParallelFindings ranks the findings. A step-to-step imbalance that the ranks' wait for a
   // CPU can explain is the host's, not the input's (cpu_contention.h), when the traces say.
@@ -123,6 +126,7 @@ StatusOr<ClusterDiagnosis> DiagnoseCluster(const std::vector<RankSummary>& ranks
   if (!d.layout.has_pipeline()) {
     d.all_findings = WhatIfAllFindings(series, d.rank_numbers, step_ns, d.findings);
     if (d.replay.faithful()) BoundByReplay(graph, series, d.rank_numbers, &d.all_findings);
+    BoundByHostWaits(ranks, series, d.rank_numbers, &d.all_findings);
   }
   // Last: CPU time no trace shows has no cost to add to the others (unrecorded_cpu.h).
   if (AddUnrecordedCpuFindings({&ranks, &d.cpu_wait, &d.hosts, &d.rank_numbers, &d.metrics, rule, d.min_excess_ns,
