@@ -19,10 +19,12 @@ IntervalSet HostGpuWaits(const TraceModel& m, const std::vector<GpuActivity>& ac
   std::vector<Interval> waits;
   const SliceTable& s = m.slices;
   for (uint32_t i = 0; i < s.ts.size(); ++i) {
-    if (!IsHostCall(s.kind[i]) || s.dur[i] <= 0) continue;
-    if (s.dur[i] >= kBlockedCallNs || IsWaitFunction(FunctionTableKind::kRuntimeCall, m.Str(s.name[i]))) {
-      waits.push_back({s.ts[i], s.ts[i] + s.dur[i]});
-    }
+    if (s.dur[i] <= 0) continue;
+    const std::string_view name = m.Str(s.name[i]);
+    const bool wait = IsHostCall(s.kind[i])
+                          ? s.dur[i] >= kBlockedCallNs || IsWaitFunction(FunctionTableKind::kRuntimeCall, name)
+                          : s.kind[i] == ActivityKind::kHostOp && IsWaitFunction(FunctionTableKind::kCpuOp, name);
+    if (wait) waits.push_back({s.ts[i], s.ts[i] + s.dur[i]});
   }
   // A copy call that outlived its own transfer waited for it (and for the work queued before it).
   for (const GpuActivity& a : activities) {

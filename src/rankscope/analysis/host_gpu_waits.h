@@ -5,7 +5,8 @@
 // a copy that returns after its own transfer has ended (a copy to pageable host memory blocks
 // even when called Async: from the call's start to the transfer's end), a runtime or driver call
 // that blocks for kBlockedCallNs or longer (a launch into a full queue, an allocation that
-// synchronizes). A host that never waits runs ahead of its GPU, and a slower kernel costs the job
+// synchronizes), a CPU op that waits (c10d's Work::wait, a tensor's value read on the host:
+// wait_functions.h). A host that never waits runs ahead of its GPU, and a slower kernel costs the job
 // nothing while the GPU has idle time to absorb it (cluster/host_wait_bound.h uses the per-step
 // sums of these waits, steps[].host_gpu_wait_ns).
 #pragma once

@@ -17,10 +17,10 @@ bool Bounded(const Finding& f) {
   return about_ranks && !f.ranks.empty() && f.cost.saving_ns > 0;
 }
 
-// Per rank and aligned step: the step's duration and the host's waits for its GPU in it.
+// Per rank and aligned step: the step's duration and the host's waits in it.
 struct HostSteps {
+  std::vector<std::vector<double>> step_ns;  // [rank][step]
   std::vector<std::vector<double>> wait_ns;  // [rank][step]
-  std::vector<std::vector<double>> free_ns;  // [rank][step]: duration - waits
 };
 
 // The time in [start, end) that the rank's collectives on the host (a CPU backend's, gloo's
@@ -46,36 +46,42 @@ HostSteps Measure(const std::vector<RankSummary>& ranks, const StepSeries& serie
     return out;
   }
   for (const RankSummary& r : ranks) {
+    std::vector<double>& step = out.step_ns.emplace_back(series.steps(), 0.0);
     std::vector<double>& wait = out.wait_ns.emplace_back(series.steps(), 0.0);
-    std::vector<double>& free = out.free_ns.emplace_back(series.steps(), 0.0);
     for (const StepSummary& st : r.steps) {
       const auto it = std::lower_bound(series.numbers.begin(), series.numbers.end(), st.number);
       if (it == series.numbers.end() || *it != st.number) continue;
       const size_t s = static_cast<size_t>(it - series.numbers.begin());
+      step[s] = static_cast<double>(st.duration_ns());
       wait[s] = static_cast<double>(st.host_gpu_wait_ns + HostCollectiveNs(r, st.start_ns, st.end_ns));
-      free[s] = static_cast<double>(st.duration_ns()) - wait[s];
     }
   }
   return out;
 }
 
-// The mean over the steps of B (the file comment) for a fix of ranks `fixed` (indices).
+// The mean over the steps of B (the file comment) for a fix of ranks `fixed` (indices): in each
+// step, the longest rank's step minus the longest any rank's step can still be — its step less its
+// waits and, for the fixed ranks, less their host time beyond their peers'.
 double Bound(const HostSteps& h, const std::vector<uint32_t>& fixed) {
-  const size_t ranks = h.wait_ns.size(), steps = h.wait_ns.front().size();
+  const size_t ranks = h.step_ns.size(), steps = h.step_ns.front().size();
   std::vector<bool> in_fix(ranks, false);
   for (uint32_t r : fixed) in_fix[r] = true;
   double sum = 0;
   std::vector<double> peers;
   for (size_t s = 0; s < steps; ++s) {
-    double wait = 0, own = 0;
     peers.clear();
     for (size_t r = 0; r < ranks; ++r) {
-      wait = std::max(wait, h.wait_ns[r][s]);
-      if (in_fix[r]) own = std::max(own, h.free_ns[r][s]);
-      else peers.push_back(h.free_ns[r][s]);
+      if (!in_fix[r]) peers.push_back(h.step_ns[r][s] - h.wait_ns[r][s]);
     }
-    const double host_excess = peers.empty() ? 0.0 : std::max(0.0, own - ComputeRobustStats(peers).median);
-    sum += wait + host_excess;
+    const double peers_host = peers.empty() ? 0.0 : ComputeRobustStats(peers).median;
+    double longest = 0, floor = 0;
+    for (size_t r = 0; r < ranks; ++r) {
+      const double host = h.step_ns[r][s] - h.wait_ns[r][s];
+      const double own = in_fix[r] && !peers.empty() ? std::max(0.0, host - peers_host) : 0.0;
+      longest = std::max(longest, h.step_ns[r][s]);
+      floor = std::max(floor, host - own);
+    }
+    sum += std::max(0.0, longest - floor);
   }
   return sum / static_cast<double>(steps);
 }
@@ -109,7 +115,7 @@ void Cap(double bound_ns, double min_excess_ns, Finding* f) {
 void BoundByHostWaits(const std::vector<RankSummary>& ranks, const StepSeries& series,
                       const std::vector<int64_t>& rank_numbers, double min_excess_ns, std::vector<Finding>* findings) {
   const HostSteps h = Measure(ranks, series);
-  if (h.wait_ns.empty()) return;
+  if (h.step_ns.empty()) return;
   for (Finding& f : *findings) {
     if (!Bounded(f)) continue;
     const std::vector<uint32_t> fixed = Indices(rank_numbers, f.ranks);
@@ -122,7 +128,7 @@ void BoundByHostWaits(const std::vector<RankSummary>& ranks, const StepSeries& s
 void BoundByHostWaits(const std::vector<RankSummary>& ranks, const StepSeries& series,
                       const std::vector<int64_t>& rank_numbers, CombinedWhatIf* all) {
   const HostSteps h = Measure(ranks, series);
-  if (h.wait_ns.empty() || all->findings == 0) return;
+  if (h.step_ns.empty() || all->findings == 0) return;
   const std::vector<uint32_t> fixed = Indices(rank_numbers, all->ranks);
   if (fixed.empty()) return;
   const double bound = Bound(h, fixed);
