@@ -24,30 +24,39 @@ grid equals --slow-grid when given) runs --slow-extra-us longer, or --slow-facto
 With --extra-kernel NAME the slowed instances keep their duration and each is followed on its
 stream by a kernel NAME that runs for the extra time instead: work only the slow ranks do (extra
 GEMMs a rank launches), with the same timing. With --host-delay-us D --host-delay-at SPAN the slow
-ranks' hosts pause D before each CPU span SPAN (--host-delay-inside: at its start, inside it), at a
-point where the GPU has run everything launched before it (refused elsewhere: there the GPU's
-queue would hide part of the pause, which this model does not compute), so that everything
-launched after it runs D later. --jitter-step-pct and --jitter-kernel-pct make every rank's kernels
-run longer by a random fraction per (rank, step) and per kernel (--seed), as real GPUs differ.
+ranks' hosts pause D before each CPU span SPAN (--host-delay-inside: at its start, inside it): what
+it launches after that is launched D later, which delays the GPU only where the GPU's queue does
+not hide it. --jitter-step-pct and --jitter-kernel-pct make every rank's kernels run longer by a
+random fraction per (rank, step) and per kernel (--seed), as real GPUs differ.
 
-How a delay propagates (the model the expected answers follow). Each rank has its own delay, a
-function of time: its kernels' extra time (slowed, jittered) from their ends on, and its host
-pauses for all GPU work launched after them. A stream runs its work in order, so every GPU event
-after a delay happens that much later on that rank. Each collective ends at the same moment on
-every rank, when its latest participant (the largest delay at the collective's start) has arrived:
-the others' communication kernels start on time and run longer (they wait), and their work after
-the collective ends happens as late. Hosts wait for their GPU at step boundaries (the end of each
-ProfilerStep, as an optimizer step or a loss.item() does): CPU events of a step move by the GPU
-delay accumulated by the end of the previous step (plus the host's own pauses), so steps grow by
-the delay that arose in them and CPU ops keep their durations. (Without ProfilerSteps the host
-follows the GPU delay at every instant.) GPU kernels keep their duration unless they are slowed,
-jittered or a communication kernel. Times are integer ns end to end (the source's decimal µs are
-parsed exactly and written back with 3 decimals), so clocks can be recovered exactly.
+How a delay propagates (the model the expected answers follow): one sweep over the source's
+timeline, every rank at once. A GPU activity starts after the last of its constraints — its
+stream's previous work, the work on another stream it waits for (the first activity launched after
+a cudaStreamWaitEvent waits for the work every other stream launched before that call: the trace
+does not say which event), its launch plus the shortest launch latency of the trace — and as long
+after it as in the source (the GPU's own gap between kernels). So its delay is the latest of its
+constraints' new times minus the latest of their source times: a delay of a constraint that was not
+the binding one is hidden up to the difference (work queued on the GPU hides a late launch; a stream
+that waited for another hides its own delay). A kernel ends later by its extra time (slowed,
+jittered); a collective's kernel ends, on every rank, when its latest participant has arrived (the
+largest delay at its start; the others' kernels start on time and wait). The host is late by its
+pauses, and catches up with its GPU where it waits for it: a copy that returned after its transfer
+ended (a copy to pageable memory, even when called Async) and every synchronize call (also one that
+returned at once in the source: with a later GPU it would wait) — a wait returns when both the host
+has called it and the work has ended, plus the time the call took after that, so it absorbs the
+host's delay up to the time it waited. Nothing else makes the host wait (a step's end does not: a
+host that never synchronizes runs ahead of its GPU, and its GPU's delay costs the job nothing).
+CPU ops keep their durations; spans stretch over the delays inside them (a span on another
+thread than the one that waited never ends before it starts). GPU kernels keep their duration
+unless they are slowed, jittered or a communication kernel. Times are integer ns end
+to end (the source's decimal µs are parsed exactly and written back with 3 decimals), so clocks can
+be recovered exactly.
 
 --truth FILE writes what was injected: hosts, offsets (ns), slow ranks, the kernel, the slowed
 instances per profiled step, the host pauses, the injected delay per step, and what removing the
 fault saves per step under the model (`saving_per_step_ns`: the job's step with it minus without
-it, the same jitter in both; the injected delay where no jitter hides a part of it).
+it, the same jitter in both: the injected delay less what the GPU's queue, idle streams, waits and
+the other ranks' jitter hide of it).
 """
 
 import argparse
@@ -64,6 +73,7 @@ from decimal import Decimal
 GPU_ACTIVITY = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
 KERNEL = {"kernel", "Kernel"}
 COMM = re.compile(r"nccl|rccl", re.IGNORECASE)
+RUNTIME = {"cuda_runtime", "Runtime", "cuda_driver"}
 
 # Filled before the worker processes fork (so the big event texts are not pickled per task).
 SHARED = {}
@@ -81,19 +91,25 @@ def from_ns(ns):
     return ns / 1000
 
 
-class Shift:
-    """A non-decreasing step function of base time: breakpoints (t, value), right-continuous."""
+class StepFunction:
+    """A right-continuous step function of base time, its breakpoints appended in time order;
+    each breakpoint has a kind, and a value asked for `before_kind` ignores the breakpoints of that
+    time whose kind is not below it (a span's end sees the host's catch-up at that time, not a
+    pause that starts the next span)."""
 
-    def __init__(self, points):
-        points = sorted(points)
-        self.times, self.values, best = [], [], 0
-        for t, v in points:
-            best = max(best, v)
-            self.times.append(t)
-            self.values.append(best)
+    def __init__(self):
+        self.keys, self.values = [], []
 
-    def __call__(self, t):
-        i = bisect.bisect_right(self.times, t) - 1
+    def set(self, t, value, kind=0):
+        key = (t, kind)
+        if self.keys and self.keys[-1] == key:
+            self.values[-1] = value
+        else:
+            self.keys.append(key)
+            self.values.append(value)
+
+    def __call__(self, t, before_kind=9):
+        i = bisect.bisect_left(self.keys, (t, before_kind)) - 1
         return self.values[i] if i >= 0 else 0
 
 
@@ -116,10 +132,6 @@ def is_step(e):
             and str(e.get("name", "")).startswith("ProfilerStep#"))
 
 
-def step_ends(events, base):
-    return sorted(base + to_ns(e["ts"]) + to_ns(e["dur"]) for e in events if is_step(e))
-
-
 def extra_ns(e, args):
     """How much longer a slowed instance runs."""
     if args.slow_factor:
@@ -132,7 +144,6 @@ class Source:
 
     def __init__(self, events, base, args, grid):
         self.base = base
-        self.step_ends = step_ends(events, base)
         self.steps = sorted((base + to_ns(e["ts"]), base + to_ns(e["ts"]) + to_ns(e["dur"]))
                             for e in events if is_step(e))
         launches = {}
@@ -140,72 +151,76 @@ class Source:
             a = e.get("args")
             if e.get("ph") == "X" and not is_gpu_activity(e) and isinstance(a, dict) and "correlation" in a:
                 launches[a["correlation"]] = base + to_ns(e["ts"])
-        # Per GPU activity (by event index): start, end, launch (its runtime call's start, or its start).
-        self.gpu = {}
+        # Per GPU activity (by event index): start, end, launch (its runtime call's start, or its start);
+        # `launched`: the launch of those whose runtime call is in the trace.
+        self.gpu, self.launched, self.by_correlation, self.track = {}, {}, {}, {}
         for i, e in enumerate(events):
             if is_gpu_activity(e):
+                self.track[i] = track_of(e)
                 t = base + to_ns(e["ts"])
-                launch = launches.get((e.get("args") or {}).get("correlation"), t)
-                self.gpu[i] = (t, t + to_ns(e["dur"]), min(launch, t))
+                correlation = (e.get("args") or {}).get("correlation")
+                launch = launches.get(correlation)
+                self.gpu[i] = (t, t + to_ns(e["dur"]), min(launch, t) if launch is not None else t)
+                if launch is not None:
+                    self.launched[i] = min(launch, t)
+                    self.by_correlation[correlation] = i
+        # The shortest time from a launch to its work's start: what a launch onto an idle GPU takes.
+        self.launch_ns = min((self.gpu[i][0] - launch for i, launch in self.launched.items()), default=0)
         self.comms = sorted((*self.gpu[i], i) for i, e in enumerate(events) if is_comm(e))
         self.slowed = {i for i, e in enumerate(events) if args.slow_kernel and is_slowed(e, args.slow_kernel, grid)}
         self.jittered = [i for i, e in enumerate(events)
                          if e.get("ph") == "X" and e.get("cat") in KERNEL and not is_comm(e)]
-        self.injections = host_injections(events, base, args, self)
+        self.injections = host_injections(events, base, args)
+        self.waits = host_waits(events, base, self)
+        self.after_event_wait = work_after_event_waits(events, base, self)
 
 
-def host_injections(events, base, args, source):
+def work_after_event_waits(events, base, source):
+    """{activity index: host time of the cudaStreamWaitEvent before its launch}: the first activity
+    launched after each such call, which its stream runs only after the event's work on another
+    stream (which the trace does not name: every stream's work launched before the call)."""
+    waits = sorted(base + to_ns(e["ts"]) for e in events
+                   if e.get("ph") == "X" and e.get("cat") in RUNTIME and e.get("name") == "cudaStreamWaitEvent")
+    launches = sorted((launch, i) for i, launch in source.launched.items())
+    out = {}
+    for w in waits:
+        k = bisect.bisect_right(launches, (w, len(events)))
+        if k < len(launches):
+            out[launches[k][1]] = w  # the latest wait before it: its event's work was launched before that
+    return out
+
+
+def host_injections(events, base, args):
     """Times of the host delays (--host-delay-at): before (or, --host-delay-inside, at the start
-    of) each span of that name on the host. Refused where the GPU still runs work launched before
-    the delay when work launched after it starts: the delay would then be partly hidden,
-    which this model does not compute (a collective launched before it ends when its last
-    participant arrives, as every collective does)."""
+    of) each span of that name on the host."""
     if not args.host_delay_at:
         return []
-    times = sorted(base + to_ns(e["ts"]) for e in events
-                   if e.get("ph") == "X" and not is_gpu_activity(e) and e.get("name") == args.host_delay_at)
-    work = [(*times_of, is_comm(events[i])) for i, times_of in source.gpu.items()]
-    for t in times:
-        pending = max((end for start, end, launch, comm in work if launch < t and not comm), default=t)
-        first = min((start for start, end, launch, comm in work if launch >= t), default=pending)
-        if pending > first:
-            sys.exit(f"make_synthetic_ranks: cannot delay the host at {args.host_delay_at!r} "
-                     f"({(t - base) / 1000:.3f} us): work launched before it runs on the GPU until "
-                     f"{(pending - base) / 1000:.3f} us, after work launched later starts "
-                     f"({(first - base) / 1000:.3f} us); choose a point where the GPU is idle")
-    return times
+    return sorted(base + to_ns(e["ts"]) for e in events
+                  if e.get("ph") == "X" and not is_gpu_activity(e) and e.get("name") == args.host_delay_at)
 
 
-class Delays:
-    """One rank's delays (ns) as functions of base absolute time.
-
-    own GPU delay: the extra time of its own kernels (slowed, jittered) at their ends, plus its
-    host delays, which every GPU activity launched after them inherits (the GPU was idle at each,
-    host_injections checks); catch-up: at each collective's end the rank is as late as the latest
-    participant was at its start. The host waits for its GPU at step ends."""
-
-    def __init__(self, gpu_own, host_own, step_ends):
-        self.gpu_own, self.host_own, self.step_ends = gpu_own, host_own, step_ends
-        self.catch = []  # (collective end, catch-up over own delay), in the order they are added
-        self.collective = {}  # event index of a communication kernel -> the collective's delay (shared)
-        self.catch_shift = Shift([])
-        self.host_catch = Shift([])
-
-    def own(self, t, launch):
-        return self.gpu_own(t) + self.host_own(launch)
-
-    def gpu(self, t, launch=None):
-        return self.own(t, t if launch is None else launch) + self.catch_shift(t)
-
-    def gpu_before_catch(self, t, launch):  # while collectives are still being added
-        return self.own(t, launch) + max([0] + [c for end, c in self.catch if end <= t])
-
-    def finish(self):
-        self.catch_shift = Shift(self.catch)
-        self.host_catch = Shift([(e, self.gpu(e) - self.host_own(e)) for e in self.step_ends])
-
-    def host(self, t, at_end=False):
-        return self.host_own(t - 1 if at_end else t) + self.host_catch(t)
+def host_waits(events, base, source):
+    """The host's waits for its GPU, (start, end, end of the awaited work, its stream or None: every
+    stream): the runtime calls that
+    returned after GPU work they wait for had ended — a copy its own transfer (a copy to pageable
+    host memory waits even when called Async), a synchronize call everything launched before it."""
+    waits = []
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") not in RUNTIME or not isinstance(e.get("dur"), (int, Decimal)):
+            continue
+        a = base + to_ns(e["ts"])
+        b = a + to_ns(e["dur"])
+        name = str(e.get("name", ""))
+        if "Memcpy" in name:
+            i = source.by_correlation.get((e.get("args") or {}).get("correlation"))
+            if i is not None and a < source.gpu[i][1] <= b:
+                waits.append((a, b, source.gpu[i][1], source.track[i]))
+        elif name.endswith("Synchronize"):
+            # A wait even where the GPU had finished before it was called (it returned at once).
+            g = max((end for start, end, launch in source.gpu.values() if launch < a and end <= b), default=None)
+            if g is not None:
+                waits.append((a, b, g, None))
+    return waits
 
 
 def jitter_ns(source, rank, args):
@@ -225,34 +240,136 @@ def jitter_ns(source, rank, args):
     return out
 
 
+# Kinds of the host's breakpoints at one time: a catch-up (the host waited for its GPU) ends the
+# span that waited; a pause starts the next span (spans ending there do not see it).
+CATCH_UP, PAUSE = 0, 1
+# The sweep's order of the points at one time: work ending before the host catches up with it,
+# the host's pauses before the launches and starts they delay.
+END, HOST_CATCH_UP, HOST_PAUSE, START = range(4)
+
+
+class Delays:
+    """One rank's delays (ns) as functions of base time, from the sweep (rank_delays): each GPU
+    stream's (`gpu(t, track)`; `activity[i]`: the start of GPU activity i), its host's (`host(t)`;
+    `at_end`: the end of a span ending at t), and the collectives' (shared by every rank: event
+    index of a communication kernel -> the delay of the collective's end)."""
+
+    def __init__(self, collective):
+        self.gpu_at, self.host_at, self.activity, self.collective = {}, StepFunction(), {}, collective
+        # While sweeping, per stream: (source end, new end) of its last work, and of all its ended
+        # work (their launches and ends, in launch order).
+        self.last_end, self.ended = {}, {}
+
+    def gpu(self, t, track):
+        f = self.gpu_at.get(track)
+        return f(t) if f else 0
+
+    def host(self, t, at_end=False):
+        return self.host_at(t, PAUSE if at_end else PAUSE + 1)
+
+    def set_gpu(self, track, t, value):
+        self.gpu_at.setdefault(track, StepFunction()).set(t, value)
+
+
+def sweep_points(source, pausing):
+    """Every point of the source's timeline at which some rank's delay can change, in sweep order."""
+    points = []
+    for i, (start, end, launch) in source.gpu.items():
+        points.append((end, END, i, None))
+        points.append((start, START, i, None))
+    points += [(b, HOST_CATCH_UP, i, (a, g, track)) for i, (a, b, g, track) in enumerate(source.waits)]
+    if pausing:
+        points += [(t, HOST_PAUSE, 0, None) for t in source.injections]
+    return sorted(points, key=lambda p: p[:3])
+
+
+def awaited_end(d, track, since):
+    """(source end, new end) of the latest-ending work other streams than `track` launched before
+    `since` and have run (a cudaStreamWaitEvent's event is on one of them)."""
+    out = None
+    for other, (launches, ends) in d.ended.items():
+        k = bisect.bisect_left(launches, since)
+        if other != track and k > 0 and (out is None or ends[k - 1][1] > out[1]):
+            out = ends[k - 1]
+    return out
+
+
+def start_delay(d, source, i):
+    """An activity starts after the last of: its stream's previous work, the work on another stream
+    it waits for, its launch plus the launch's latency; and after as much time again as it started
+    after that last one in the source (the GPU's own gap between kernels). So a delay of a constraint
+    that was not the last in the source is hidden by the time until the last: work queued on the GPU
+    hides a late launch, a stream waiting for another hides its own delay."""
+    start = source.gpu[i][0]
+    track = source.track[i]
+    constraints = [d.last_end[track]] if track in d.last_end else []  # (source time, new time)
+    if i in source.after_event_wait:
+        awaited = awaited_end(d, track, source.after_event_wait[i])
+        if awaited is not None:
+            constraints.append(awaited)
+    launch = source.launched.get(i)
+    if launch is not None:
+        ready = min(start, launch + source.launch_ns)
+        constraints.append((ready, ready + d.host(launch)))
+    delay = max(new for _, new in constraints) - max(old for old, _ in constraints) if constraints else 0
+    d.activity[i] = max(0, delay)
+    return d.activity[i]
+
+
+def end_delay(d, source, i, extra):
+    """An activity runs its extra time longer; a collective's kernel ends when its latest participant
+    has arrived."""
+    start, end, launch = source.gpu[i]
+    delay = d.collective[i] if i in d.collective else d.activity[i] + extra
+    d.last_end[source.track[i]] = (end, end + delay)
+    launches, ends = d.ended.setdefault(source.track[i], ([], []))
+    launches.append(launch)
+    ends.append((end, end + delay))
+    return delay
+
+
+def catch_up(d, wait):
+    """The host waits for its GPU at the end of a wait (start a, awaited work's end g on `track`;
+    None: every stream), which returns when both the host had called it and the work had ended,
+    plus the time the call took after that."""
+    a, g, track = wait
+    done = g + d.gpu(g, track) if track is not None else max((new for _, new in d.last_end.values()), default=g)
+    return max(a + d.host(a), done) - max(a, g)
+
+
 def rank_delays(source, events, args, faulty):
     """[(Delays, {event index: extra ns of its own duration})] per rank; `faulty`: the ranks with the
-    injected fault (empty: the same job without it)."""
-    per_rank = []
+    injected fault (empty: the same job without it). One sweep over the source's timeline, every
+    rank at once: a stream's delay grows at the end of its kernels that run longer, at its
+    activities' starts when the host launched them late (less what was queued) or another stream's
+    work they wait for ended late, and at the end of each collective to the latest participant's
+    delay at its start; the host's grows at its pauses and catches up with the GPU where it waits."""
+    collective = {}
+    per_rank, extras = [], []
     for rank in range(args.ranks):
         extra = jitter_ns(source, rank, args)
         if rank in faulty:
             for i in source.slowed:
                 extra[i] = extra.get(i, 0) + extra_ns(events[i], args)
-        points, total = [], 0
-        for end, add in sorted((source.gpu[i][1], x) for i, x in extra.items() if x):
-            total += add
-            points.append((end, total))
-        injected = args.host_delay_us * 1000 if rank in faulty else 0
-        host = Shift([(t, round(injected * (n + 1))) for n, t in enumerate(source.injections)] if injected else [])
+        extras.append(extra)
         # The kernel after which --extra-kernel runs keeps its own duration (jitter aside).
         own = {i: x - (extra_ns(events[i], args) if args.extra_kernel and rank in faulty and i in source.slowed else 0)
                for i, x in extra.items()}
-        per_rank.append((Delays(Shift(points), host, source.step_ends), own))
-    collective = {}  # event index of a communication kernel -> its collective's delay, one for every rank
-    for d, _ in per_rank:
-        d.collective = collective
-    for start, end, launch, i in source.comms:  # in start order: the catch-ups they need are known
-        collective[i] = max(d.gpu_before_catch(start, launch) for d, _ in per_rank)
-        for d, _ in per_rank:
-            d.catch.append((end, collective[i] - d.own(end, end)))
-    for d, _ in per_rank:
-        d.finish()
+        per_rank.append((Delays(collective), own))
+    pause = round(args.host_delay_us * 1000)
+    comm = {i for *_, i in source.comms}
+    for t, order, i, wait in sweep_points(source, pause and faulty):
+        for rank, (d, _) in enumerate(per_rank):
+            if order == END:
+                d.set_gpu(source.track[i], t, end_delay(d, source, i, extras[rank].get(i, 0)))
+            elif order == START:
+                d.set_gpu(source.track[i], t, start_delay(d, source, i))
+            elif order == HOST_CATCH_UP:
+                d.host_at.set(t, catch_up(d, wait), CATCH_UP)
+            elif rank in faulty:  # HOST_PAUSE
+                d.host_at.set(t, d.host(t) + pause, PAUSE)
+        if order == START and i in comm:  # it ends when its latest participant has arrived
+            collective[i] = max(d.activity[i] for d, _ in per_rank)
     return per_rank
 
 
@@ -264,10 +381,13 @@ def job_step_ns(source, per_rank):
     return max((last + d.host(last, True)) - (first + d.host(first)) for d, _ in per_rank) / len(source.steps)
 
 
+def track_of(e):
+    return str(e.get("pid")), str(e.get("tid"))
+
+
 def gpu_tracks(events):
-    """(pid, tid) of the GPU streams: their annotations and flow ends follow the GPU's delay."""
-    return {(str(e.get("pid")), str(e.get("tid"))) for e in events
-            if e.get("ph") == "X" and e.get("cat") in GPU_ACTIVITY}
+    """(pid, tid) of the GPU streams: their annotations and flow ends follow their stream's delay."""
+    return {track_of(e) for e in events if e.get("ph") == "X" and e.get("cat") in GPU_ACTIVITY}
 
 
 def shifted_events(events, base, new_base, source, delays, faulty, args):
@@ -281,11 +401,11 @@ def shifted_events(events, base, new_base, source, delays, faulty, args):
         if "ts" in e and isinstance(e["ts"], (int, Decimal)):
             t = base + to_ns(e["ts"])
             dur = to_ns(e["dur"]) if isinstance(e.get("dur"), (int, Decimal)) else None
-            if (str(e.get("pid")), str(e.get("tid"))) in on_gpu:
-                shift = delay.gpu
-                start = t + delay.gpu(t, source.gpu[i][2] if i in source.gpu else t)
+            track = track_of(e)
+            gpu_track = track in on_gpu
+            if gpu_track:
+                start = t + delay.activity.get(i, delay.gpu(t, track))
             else:
-                shift = delay.host
                 # A delay inside the span (--host-delay-inside) leaves its start where it was.
                 inside = args.host_delay_inside and e.get("name") == args.host_delay_at
                 start = t + delay.host(t, at_end=inside)
@@ -298,8 +418,12 @@ def shifted_events(events, base, new_base, source, delays, faulty, args):
                         if faulty and args.extra_kernel and i in source.slowed:
                             # the extra time runs as a kernel of its own after it
                             added = extra_kernel(e, end - new_base, extra_ns(e, args), args)
+                elif gpu_track:
+                    end = t + dur + delay.gpu(t + dur, track)
                 else:
-                    end = t + dur + shift(t + dur, True)  # spans stretch over the delays inside them
+                    # Spans stretch over the delays inside them; a thread that did not wait while
+                    # its host caught up with the GPU (a delay absorbed) cannot end before it starts.
+                    end = max(start, t + dur + delay.host(t + dur, at_end=True))
                 e["dur"] = from_ns(end - start)
             e["ts"] = from_ns(start - new_base)
         a = e.get("args")
@@ -440,7 +564,7 @@ def parse_args(argv):
     p.add_argument("--host-delay-us", type=float, default=0.0,
                    help="the slow ranks' hosts pause this long (µs) ...")
     p.add_argument("--host-delay-at", default="",
-                   help="... before each CPU span of this name (a point where the GPU is idle)")
+                   help="... before each CPU span of this name")
     p.add_argument("--host-delay-inside", action="store_true",
                    help="... at the span's start, inside it (the span grows)")
     p.add_argument("--jitter-step-pct", type=float, default=0.0,

@@ -15,6 +15,7 @@ offsets to the nanosecond, the kernel and rank(s), the cost equal to the injecte
 15 % where the V100 host runs ahead of its GPU: the replay's cost, cluster/gpu_work_cost.h).
 """
 
+import gzip
 import json
 import os
 import statistics
@@ -267,23 +268,34 @@ def check_kernel(function, truth, rank):
     assert function["values"]["excess_ns"] == pytest.approx(truth["injected_per_step_ns"], rel=0.01)
 
 
+def host_bound_cost(finding, truth):
+    """The A100 DDP trace's GPU is idle 170 of every 222 ms and its host waits for it once (a copy
+    in the first step): a kernel 40 ms/step slower on some ranks delays the job 12 ms/step in the
+    generator's model. The per-step estimate follows the GPUs' collectives (33 ms late each step);
+    the hosts' waits bound it (cluster/host_wait_bound.h)."""
+    assert truth["injected_per_step_ns"] == 40 * MS and truth["saving_per_step_ns"] == pytest.approx(12 * MS, rel=0.02)
+    what_if = {e["detail"]: e["values"]["saving_ns"] for e in evidence(finding, "what_if")}
+    assert what_if["per_step"] > 30 * MS
+    assert finding["cost"]["saving_ns"] == what_if["host_wait_bound"]
+    assert finding["cost"]["saving_ns"] == pytest.approx(truth["saving_per_step_ns"], rel=0.1)
+
+
 def test_synthetic_slow_gpu_rank_with_two_host_clocks(shared_dir, run_rankscope, tmp_path):
     truth = make_set(shared_dir, tmp_path / "set", "--ranks", 8, "--ranks-per-host", 4,
                      "--clock-offsets-us", "0,2500.125", "--slow-kernel", KERNEL, "--slow-grid", "256,1,1",
                      "--slow-ranks", 5, "--slow-extra-us", 10000)
-    assert truth["slowed_instances_per_step"] == 4 and truth["injected_per_step_ns"] == 40 * MS
+    assert truth["slowed_instances_per_step"] == 4
     report = analyze(run_rankscope, tmp_path / "set")
     check_offsets(report, truth)
     (finding,) = report["findings"]
     assert finding["kind"] == "slow_rank" and finding["ranks"] == [5] and finding["host"] == "node01"
     check_kernel(evidence(finding, "function")[0], truth, 5)
-    assert finding["cost"]["saving_ns"] == pytest.approx(truth["injected_per_step_ns"], rel=0.01)
+    host_bound_cost(finding, truth)
     # The others waited at the collectives that followed the slowed kernels, for rank 5 only.
     cluster = report["cluster"]
     assert cluster["ranks"][5]["last_arriver_votes"] > 0
     assert all(r["last_arriver_votes"] == 0 for r in cluster["ranks"] if r["rank"] != 5)
-    assert cluster["ranks"][5]["late_sum_ns"] / cluster["ranks"][5]["steps"] == pytest.approx(40 * MS, rel=0.01)
-    assert cluster["collectives"]["max_skew_ns"] == pytest.approx(40 * MS, rel=0.01)
+    assert cluster["collectives"]["max_skew_ns"] == pytest.approx(33.1 * MS, rel=0.02)
     assert cluster["gpu_utilization"]["ranks"] == 8
 
 
@@ -299,22 +311,25 @@ def test_synthetic_slow_node(shared_dir, run_rankscope, tmp_path):
     assert sorted(f["rank"] for f in functions if f["subject_kind"] == "kernel") == [6, 7]
     for f in functions:
         check_kernel(f, truth, f["rank"])
-    assert finding["cost"]["saving_ns"] == pytest.approx(truth["injected_per_step_ns"], rel=0.01)
+    host_bound_cost(finding, truth)
 
 
 def test_synthetic_slow_kernel_below_the_straggler_margin(shared_dir, run_rankscope, tmp_path):
     # 2 ms more per instance, 8 ms per step: 4 % of rank 3's local time, under the 10 % margin for
-    # a slow rank, but it sets the pace, so the kernel itself is the finding. One clock per rank.
+    # a slow rank. One clock per rank. The GPU's idle time absorbs it (the generator's model: 0.1
+    # ms/step): the kernel is in the table on rank 3, and the finding costs nothing.
     truth = make_set(shared_dir, tmp_path / "set", "--ranks", 6, "--ranks-per-host", 0,
                      "--clock-offsets-us", "0,-1700.5,3200.001,250,-42.042,77", "--slow-kernel", KERNEL,
                      "--slow-grid", "256,1,1", "--slow-ranks", 3, "--slow-extra-us", 2000)
+    assert truth["saving_per_step_ns"] < 0.5 * MS
     report = analyze(run_rankscope, tmp_path / "set")
     check_offsets(report, truth)
     assert [d["host"] for d in report["cluster"]["clock"]["domains"]] == [f"rank {r}" for r in range(6)]
     (finding,) = report["findings"]
-    assert finding["kind"] == "slow_function" and finding["ranks"] == [3] and finding["host"] is None
-    check_kernel(evidence(finding, "function")[0], truth, 3)
-    assert finding["cost"]["saving_ns"] == pytest.approx(8 * MS, rel=0.01)
+    assert finding["ranks"] == [3] and finding["severity"] == "info" and finding["cost"]["saving_ns"] == 0
+    (row,) = [f for f in report["cluster"]["functions"] if f["kind"] == "kernel"]
+    assert row["rank"] == 3 and row["name"].startswith("void cudnn::bn_bw_1C11_kernel_new")
+    assert row["excess_ns"] == pytest.approx(8 * MS, rel=0.01)
     assert not any(r["slow"] for r in report["cluster"]["ranks"])
 
 
@@ -332,20 +347,21 @@ def make_v100_set(shared_dir, out, *args):
     return json.loads(truth.read_text())
 
 
-def replayed_gpu_cost(top, injected):
-    """The top finding costed by the replay (cluster/gpu_work_cost.h): the injected delay, which the
-    generator's model saves exactly; its per-step estimate, from the hosts' steps, is what it had
-    before: over 15 % low."""
+def replayed_gpu_cost(top, truth):
+    """The top finding costed by the replay (cluster/gpu_work_cost.h): what the generator's model
+    saves (the injected delay less what idle GPU time hides of it); its per-step estimate, from the
+    hosts' steps, is what it had before: over 10 % low."""
     what_if = {e["detail"]: e["values"]["saving_ns"] for e in evidence(top, "what_if")}
     assert top["cost"]["saving_ns"] == what_if["replay_excess"]
-    assert top["cost"]["saving_ns"] == pytest.approx(injected, rel=0.01)
-    assert what_if["per_step"] < 0.85 * injected
+    assert top["cost"]["saving_ns"] == pytest.approx(truth["saving_per_step_ns"], rel=0.05)
+    assert what_if["per_step"] < 0.9 * truth["saving_per_step_ns"]
 
 
 def test_synthetic_kernel_slowed_over_its_shapes_is_costed_where_its_gpu_delay_shows(shared_dir, run_rankscope,
                                                                                       tmp_path):
     """A GEMM 3.5x slower in all 13 launch shapes on rank 3 (the accuracy benchmark's shapes-10%):
-    costed by the replay, the injected delay. Before: 9.15 ms/step by the host's steps, 21 % low."""
+    costed by the replay, what it delays the job by (10.6 of its 11.6 ms: idle GPU time absorbs the
+    rest). Before: 9.0 ms/step by the host's steps, 15 % low."""
     truth = make_v100_set(shared_dir, tmp_path / "set", "--slow-kernel", GEMM, "--slow-factor", 3.5,
                           "--slow-ranks", 3)
     injected = truth["injected_per_step_ns"]
@@ -357,7 +373,7 @@ def test_synthetic_kernel_slowed_over_its_shapes_is_costed_where_its_gpu_delay_s
     assert "is slower on rank 3 than on the other ranks" in top["title"]
     (function,) = [e for e in evidence(top, "function") if e["rank"] == 3]
     assert function["values"]["excess_ns"] == pytest.approx(injected, rel=0.01)
-    replayed_gpu_cost(top, injected)
+    replayed_gpu_cost(top, truth)
 
 
 def test_synthetic_extra_gpu_work_on_one_rank_is_named_as_its_own_and_costed(shared_dir, run_rankscope, tmp_path):
@@ -377,7 +393,7 @@ def test_synthetic_extra_gpu_work_on_one_rank_is_named_as_its_own_and_costed(sha
     (function,) = [e for e in evidence(top, "function") if e["rank"] == 2]
     assert function["values"]["median_calls"] == 0
     assert function["values"]["excess_ns"] == pytest.approx(injected, rel=0.01)
-    replayed_gpu_cost(top, injected)
+    replayed_gpu_cost(top, truth)
     # The GEMM it follows is the peers' own, as long as theirs.
     assert not any(f["name"] == GEMM for f in report["cluster"]["functions"])
 
@@ -386,21 +402,75 @@ JITTER = ["--jitter-step-pct", 1, "--jitter-kernel-pct", 3, "--seed", 1]  # the 
 
 
 def test_synthetic_host_pause_inside_an_annotation_is_named_by_it(shared_dir, run_rankscope, tmp_path):
-    """Rank 4's host pauses 11.5 ms (10 % of the step) at the start of its `## backward ##` range,
-    where its GPU has drained its queue, so that the GPU waits as long, on ranks whose kernels
-    jitter. No op runs there and the trace has no Python stacks: the range's own untraced time
-    ("inside ## backward ##", analysis/untraced_time.h) names it; before, only the backward phase."""
-    truth = make_v100_set(shared_dir, tmp_path / "set", "--slow-ranks", 4, "--host-delay-us", 11500,
+    """Rank 4's host pauses 28.75 ms (25 % of the step) at the start of its `## backward ##` range,
+    on ranks whose kernels jitter. No op runs there and the trace has no Python stacks: the range's
+    own untraced time ("inside ## backward ##", analysis/untraced_time.h) names it; before, only the
+    backward phase. The GPU still had about 17 ms of work queued there, which hides that much of
+    the pause: the replay costs what is left, as the generator's model has it."""
+    truth = make_v100_set(shared_dir, tmp_path / "set", "--slow-ranks", 4, "--host-delay-us", 28750,
                           "--host-delay-at", "## backward ##", "--host-delay-inside", *JITTER)
-    assert truth["host_delay"]["per_step"] == 1 and truth["injected_per_step_ns"] == 11_500_000
+    assert truth["host_delay"]["per_step"] == 1 and truth["injected_per_step_ns"] == 28_750_000
+    assert 10 * MS < truth["saving_per_step_ns"] < 14 * MS
     report = analyze(run_rankscope, tmp_path / "set")
     top = report["findings"][0]
     assert top["ranks"] == [4]
     (function,) = [e for e in evidence(top, "function") if e["rank"] == 4]
     assert (function["subject_kind"], function["subject"]) == ("untraced", "inside ## backward ##")
-    assert function["values"]["excess_ns"] == pytest.approx(11.5 * MS, rel=0.05)
+    assert function["values"]["excess_ns"] == pytest.approx(28.75 * MS, rel=0.05)
     assert top["next"]["text"].startswith("find the Python that rank 4 runs inside ## backward ##")
-    assert top["cost"]["saving_ns"] == pytest.approx(truth["saving_per_step_ns"], rel=0.15)
+    assert top["cost"]["saving_ns"] == pytest.approx(truth["saving_per_step_ns"], rel=0.05)
+
+
+def test_synthetic_host_pause_the_gpu_queue_hides_costs_nothing(shared_dir, run_rankscope, tmp_path):
+    """Rank 1's host pauses 5.75 ms (5 % of the step) before `## backward ##`, where its GPU still
+    has about 17 ms of work queued: the GPU never waits for it, and the host's next blocking copy
+    waits that much less. The generator's model says fixing it saves nothing; the report shows the
+    pause (rank 1's untraced time) as information without a cost — not as the bottleneck."""
+    truth = make_v100_set(shared_dir, tmp_path / "set", "--slow-ranks", 1, "--host-delay-us", 5750,
+                          "--host-delay-at", "## backward ##", *JITTER)
+    assert truth["injected_per_step_ns"] == 5_750_000 and truth["saving_per_step_ns"] == 0
+    report = analyze(run_rankscope, tmp_path / "set")
+    assert all(f["severity"] == "info" and f["cost"]["saving_ns"] == 0 for f in report["findings"])
+    top = report["findings"][0]
+    assert top["ranks"] == [1]
+    (function,) = [e for e in evidence(top, "function") if e["rank"] == 1]
+    assert (function["subject_kind"], function["subject"]) == ("untraced", "between aten::zeros and ## backward ##")
+    assert function["values"]["excess_ns"] == pytest.approx(5.75 * MS, rel=0.05)
+
+
+def host_waits(path):
+    """(start, duration, end of its transfer or None) of a rank's copy and synchronize calls, in µs."""
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    transfers = {e["args"]["correlation"]: e for e in events if e.get("cat") == "gpu_memcpy"}
+    out = []
+    for e in events:
+        if e.get("cat") != "cuda_runtime":
+            continue
+        t = transfers.get((e.get("args") or {}).get("correlation")) if "Memcpy" in e["name"] else None
+        if t is not None or e["name"].endswith("Synchronize"):
+            out.append((e["ts"], e["dur"], t["ts"] + t["dur"] if t else None))
+    return out
+
+
+def test_synthetic_waits_absorb_a_host_pause(shared_dir, tmp_path):
+    """The generator's model at its waits: rank 1's host pauses 5.75 ms before `## backward ##` in
+    each of the 6 steps; its copies and synchronize calls in the steps wait that much less in all
+    (no step ends later: the job saves nothing without it), and every copy that returned only
+    after its transfer ended (a device-to-host copy into pageable memory) still does."""
+    make_v100_set(shared_dir, tmp_path / "clean", *JITTER)
+    truth = make_v100_set(shared_dir, tmp_path / "paused", "--slow-ranks", 1, "--host-delay-us", 5750,
+                          "--host-delay-at", "## backward ##", *JITTER)
+    assert truth["saving_per_step_ns"] == 0 and truth["host_delay"]["per_step"] == 1
+    clean = host_waits(tmp_path / "clean" / "rank1.pt.trace.json.gz")
+    paused = host_waits(tmp_path / "paused" / "rank1.pt.trace.json.gz")
+    events = json.loads(gzip.decompress((tmp_path / "clean" / "rank1.pt.trace.json.gz").read_bytes()))["traceEvents"]
+    steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("name", "").startswith("ProfilerStep#"))
+    assert len(clean) == len(paused) and len(steps) == 6
+    in_steps = [i for i, (ts, dur, end) in enumerate(clean) if steps[0][0] <= ts < steps[-1][1]]
+    assert sum(clean[i][1] - paused[i][1] for i in in_steps) == pytest.approx(6 * 5750, abs=1)
+    waited = [i for i, (ts, dur, end) in enumerate(clean) if end is not None and ts < end <= ts + dur]
+    assert len(waited) >= 30
+    assert all(paused[i][0] < paused[i][2] <= paused[i][0] + paused[i][1] + 0.001 for i in waited)
 
 
 def test_synthetic_pause_before_each_gradient_all_reduce_is_named_at_accumulate_grad(shared_dir, run_rankscope,
@@ -432,16 +502,6 @@ def test_synthetic_jittered_healthy_set_has_no_finding(shared_dir, run_rankscope
     assert [f["kind"] for f in report["findings"]] == []
     steps = {r["rank"]: r["step_ns"] for r in report["cluster"]["ranks"]}
     assert len(set(steps.values())) == 8  # the jitter made every rank's steps its own
-
-
-def test_synthetic_host_delay_is_refused_where_the_gpu_would_hide_it(shared_dir, tmp_path):
-    """Before `## forward ##` the GPU still runs work launched earlier while later work starts: a
-    pause there would be partly hidden, which the generator's model does not compute."""
-    proc = subprocess.run([sys.executable, str(REPO / "tools/make_synthetic_ranks.py"), str(shared_dir / V100),
-                           str(tmp_path / "set"), "--ranks", "2", "--slow-ranks", "1", "--host-delay-us", "5000",
-                           "--host-delay-at", "## forward ##"], capture_output=True, text=True, timeout=600)
-    assert proc.returncode != 0
-    assert "cannot delay the host at '## forward ##'" in proc.stderr and "where the GPU is idle" in proc.stderr
 
 
 def test_gpu_work_on_a_shared_gpu_keeps_its_per_step_cost(shared_dir, run_rankscope):
