@@ -105,7 +105,8 @@ class Writer {
                        ? "no rank, node or function stands out from its peers by the rule above"
                        : "no rank, node or function is slow by the rule above: the abnormal functions below are "
                          "waits in collectives (ranks waiting for their peers) or calls that took longer on a rank "
-                         "whose own time per step is not above its peers' (timing noise), not work of their own";
+                         "whose own time per step is not above its peers' (timing noise, or host time its GPU's "
+                         "queued work hides), not work that costs the step";
     if (d_.total.saving_ns > 0) {
       context.total_saving_ns = d_.total.saving_ns;
       context.total_step_ns = d_.total.step_ns;
