@@ -415,6 +415,11 @@ std::string WhatIfSentence(const Evidence& e, const Finding& f) {
   if (e.detail == "per_step") {
     return fmt::format("without {} excess in each step, each step as long as its slowest rank: {}", its, numbers);
   }
+  if (e.detail == "host_wait_bound") {
+    return fmt::format("the hosts' waits bound it: a step ends on the host, and the hosts waited for their GPUs and "
+                       "peers only so long: {}, below the estimate of {}{}",
+                       numbers, D(e.Get("per_step_saving_ns")), Per(f));
+  }
   // A finding the replay costed: its own earlier estimate is no longer its cost.
   const std::string before = f.cost.method == CostMethod::kWhatIfReplay ? "estimated before the replay, " : "";
   return fmt::format("{}if {} behaved like the median rank: {}", before, one ? "it" : "they", numbers);
