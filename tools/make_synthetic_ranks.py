@@ -201,9 +201,9 @@ def host_injections(events, base, args):
 
 def host_waits(events, base, source):
     """The host's waits for its GPU, (start, end, end of the awaited work, its stream or None: every
-    stream): the runtime calls that
-    returned after GPU work they wait for had ended — a copy its own transfer (a copy to pageable
-    host memory waits even when called Async), a synchronize call everything launched before it."""
+    stream): a copy that returned after its own transfer had ended (a copy to pageable host memory
+    waits even when called Async), and every synchronize call, for the work launched before it that
+    had ended when it returned."""
     waits = []
     for e in events:
         if e.get("ph") != "X" or e.get("cat") not in RUNTIME or not isinstance(e.get("dur"), (int, Decimal)):

@@ -1,7 +1,6 @@
 #include "rankscope/cluster/host_wait_bound.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "rankscope/analysis/interval_set.h"
 #include "rankscope/cluster/findings.h"
