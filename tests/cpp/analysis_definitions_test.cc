@@ -427,6 +427,19 @@ TEST(Definitions, HostWaitsForTheGpuPerStep) {
   EXPECT_EQ(r.steps[1].host_gpu_wait_ns, 2'000'000);
 }
 
+// A launch into a full queue blocks for about a kernel: 300 us against its name's 5 us median is a
+// wait; 40 us (under 50 us) and 30 us are not.
+TEST(Definitions, HostWaitsIncludeLaunchesThatBlocked) {
+  json events = json::array({Slice("user_annotation", "ProfilerStep#1", 0, 10000)});
+  for (int i = 0; i < 9; ++i) events.push_back(Launch(100 + 10 * i, 5, 10 + i));
+  events.push_back(Launch(1000, 300, 30));
+  events.push_back(Launch(2000, 40, 31));
+  events.push_back(Launch(3000, 30, 32));
+  const RankSummary r = Analyze(events);
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].host_gpu_wait_ns, 300'000);
+}
+
 // A range that starts with its parent is written first (a trace writes a range when it ends): it
 // is still the parent's child, and its untraced time is its own only.
 TEST(Definitions, UntracedTimeOfARangeThatStartsWithItsParentIsNotTheParents) {
