@@ -525,4 +525,26 @@ std::vector<Finding> Rules::ExtraWorkFindings(
 
 std::vector<Finding> BuildClusterFindings(const FindingInputs& in) { return Rules(in).Build(); }
 
+bool IsAboutRanks(const Finding& f) {
+  const bool kind = f.kind == FindingKind::kSlowRank || f.kind == FindingKind::kSlowNode ||
+                    f.kind == FindingKind::kSlowFunction || f.kind == FindingKind::kExtraWork;
+  return kind && !f.ranks.empty();
+}
+
+std::vector<uint32_t> RankIndices(const std::vector<int64_t>& rank_numbers, const std::vector<int64_t>& ranks) {
+  std::vector<uint32_t> out;
+  for (int64_t r : ranks) {
+    const auto it = std::find(rank_numbers.begin(), rank_numbers.end(), r);
+    if (it == rank_numbers.end()) return {};
+    out.push_back(static_cast<uint32_t>(it - rank_numbers.begin()));
+  }
+  return out;
+}
+
+Severity BoundedSeverity(double saving_ns, double step_ns, double min_excess_ns) {
+  return step_ns > 0 && saving_ns >= kCriticalShare * step_ns ? Severity::kCritical
+         : saving_ns >= min_excess_ns                          ? Severity::kWarning
+                                                               : Severity::kInfo;
+}
+
 }  // namespace rankscope

@@ -71,4 +71,13 @@ struct FindingInputs {
 // Ranked (RankFindings).
 std::vector<Finding> BuildClusterFindings(const FindingInputs& in);
 
+// Helpers of the passes that bound a finding's cost afterwards (replay_bound.h, host_wait_bound.h).
+// Whether `f` is about ranks: slow_rank, slow_node, slow_function, extra_work, with ranks.
+bool IsAboutRanks(const Finding& f);
+// Rank indices of `ranks` in `rank_numbers`; empty when one is not there.
+std::vector<uint32_t> RankIndices(const std::vector<int64_t>& rank_numbers, const std::vector<int64_t>& ranks);
+// The severity of a bounded saving: critical from kCriticalShare of the step, information below
+// `min_excess_ns`, a warning between.
+Severity BoundedSeverity(double saving_ns, double step_ns, double min_excess_ns);
+
 }  // namespace rankscope

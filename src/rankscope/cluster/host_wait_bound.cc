@@ -10,11 +10,7 @@
 namespace rankscope {
 namespace {
 
-bool Bounded(const Finding& f) {
-  const bool about_ranks = f.kind == FindingKind::kSlowRank || f.kind == FindingKind::kSlowNode ||
-                           f.kind == FindingKind::kSlowFunction || f.kind == FindingKind::kExtraWork;
-  return about_ranks && !f.ranks.empty() && f.cost.saving_ns > 0;
-}
+bool Bounded(const Finding& f) { return IsAboutRanks(f) && f.cost.saving_ns > 0; }
 
 // Per rank and aligned step: the step's duration and the host's waits in it.
 struct HostSteps {
@@ -85,16 +81,6 @@ double Bound(const HostSteps& h, const std::vector<uint32_t>& fixed) {
   return sum / static_cast<double>(steps);
 }
 
-std::vector<uint32_t> Indices(const std::vector<int64_t>& rank_numbers, const std::vector<int64_t>& ranks) {
-  std::vector<uint32_t> out;
-  for (int64_t r : ranks) {
-    const auto it = std::find(rank_numbers.begin(), rank_numbers.end(), r);
-    if (it == rank_numbers.end()) return {};
-    out.push_back(static_cast<uint32_t>(it - rank_numbers.begin()));
-  }
-  return out;
-}
-
 void Cap(double bound_ns, double min_excess_ns, Finding* f) {
   Evidence e;
   e.kind = EvidenceKind::kWhatIf;
@@ -104,9 +90,7 @@ void Cap(double bound_ns, double min_excess_ns, Finding* f) {
   f->evidence.push_back(std::move(e));
   f->cost.saving_ns = bound_ns;
   f->cost.estimated_step_ns = f->cost.step_ns - bound_ns;
-  f->severity = f->cost.step_ns > 0 && bound_ns >= kCriticalShare * f->cost.step_ns ? Severity::kCritical
-                : bound_ns >= min_excess_ns                                            ? Severity::kWarning
-                                                                                       : Severity::kInfo;
+  f->severity = BoundedSeverity(bound_ns, f->cost.step_ns, min_excess_ns);
 }
 
 }  // namespace
@@ -117,7 +101,7 @@ void BoundByHostWaits(const std::vector<RankSummary>& ranks, const StepSeries& s
   if (h.step_ns.empty()) return;
   for (Finding& f : *findings) {
     if (!Bounded(f)) continue;
-    const std::vector<uint32_t> fixed = Indices(rank_numbers, f.ranks);
+    const std::vector<uint32_t> fixed = RankIndices(rank_numbers, f.ranks);
     if (fixed.empty()) continue;
     const double bound = Bound(h, fixed);
     if (bound < f.cost.saving_ns) Cap(bound, min_excess_ns, &f);
@@ -128,7 +112,7 @@ void BoundByHostWaits(const std::vector<RankSummary>& ranks, const StepSeries& s
                       const std::vector<int64_t>& rank_numbers, CombinedWhatIf* all) {
   const HostSteps h = Measure(ranks, series);
   if (h.step_ns.empty() || all->findings == 0) return;
-  const std::vector<uint32_t> fixed = Indices(rank_numbers, all->ranks);
+  const std::vector<uint32_t> fixed = RankIndices(rank_numbers, all->ranks);
   if (fixed.empty()) return;
   const double bound = Bound(h, fixed);
   if (bound >= all->what_if.saving_ns) return;
